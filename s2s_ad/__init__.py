@@ -1,0 +1,39 @@
+"""s2s_ad: source-to-source reverse-mode automatic differentiation, compiled by Numba.
+
+>>> import math
+>>> import s2s_ad as ad
+>>> @ad.differentiable
+... def f(x, y):
+...     return math.sin(x) * y + x ** 2
+>>> ad.gradient(f)(1.0, 2.0)  # doctest: +SKIP
+(3.0806046117362795, 0.8414709848078965)
+"""
+
+from .api import (
+    DifferentiableFunction,
+    Explanation,
+    differentiable,
+    explain,
+    gradient,
+    pullback,
+    source,
+    value_and_gradient,
+    value_with_pullback,
+)
+from .errors import ArgumentError, JitError, NonDifferentiableError, ZeroDerivativeWarning
+
+__all__ = [
+    "ArgumentError",
+    "DifferentiableFunction",
+    "Explanation",
+    "JitError",
+    "NonDifferentiableError",
+    "ZeroDerivativeWarning",
+    "differentiable",
+    "explain",
+    "gradient",
+    "pullback",
+    "source",
+    "value_and_gradient",
+    "value_with_pullback",
+]

@@ -1,0 +1,282 @@
+"""The public transforms: differentiable, gradient, value_and_gradient, pullbacks,
+source and explain.
+
+>>> import math
+>>> import s2s_ad as ad
+>>> def f(x, y):
+...     return math.sin(x) * y + x ** 2
+>>> ad.gradient(f)(1.0, 2.0)  # doctest: +SKIP
+(3.0806046117362795, 0.8414709848078965)
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from .errors import ArgumentError, JitError
+from .kinds import kind_of_value
+from .pipeline import Transform, parsed_function, stage_source, transform
+
+JitOption = bool | str
+
+
+def _is_differentiable_value(value: Any) -> bool:
+    if isinstance(value, bool | np.bool_):
+        return False
+    if isinstance(value, float | np.floating):
+        return True
+    if isinstance(value, tuple):
+        return any(_is_differentiable_value(v) for v in value)
+    return False
+
+
+def _cast_like(grad: Any, arg: Any) -> Any:
+    """The cotangent ``grad`` in the type (and dtype) of the argument ``arg``."""
+    if isinstance(arg, tuple):
+        return tuple(_cast_like(g, a) for g, a in zip(grad, arg, strict=True))
+    if isinstance(arg, np.floating):
+        return type(arg)(grad)
+    if isinstance(arg, float):
+        return float(grad)
+    return grad
+
+
+@dataclass
+class Explanation:
+    """Which path runs a function's generated code, and why.
+
+    ``path`` is ``"numba"`` or ``"python"``; ``reason`` says why Numba was not
+    used ("" when it was); ``entries`` has the same per generated function.
+    """
+
+    function: str
+    path: str
+    reason: str
+    entries: dict[str, tuple[str, str]] = field(default_factory=dict)
+
+    def __str__(self) -> str:
+        lines = [f"{self.function}: runs with {'Numba' if self.path == 'numba' else 'Python'}"
+                 + (f" because {self.reason}" if self.reason else "")]
+        for name, (path, reason) in self.entries.items():
+            lines.append(f"  {name}: {path}" + (f" ({reason})" if reason else ""))
+        return "\n".join(lines)
+
+
+class DifferentiableFunction:
+    """A Python function with differentiation options; calling it runs the original.
+
+    >>> @differentiable(wrt=("x",), jit=False)
+    ... def f(x, y):
+    ...     return x * y
+    >>> f(2.0, 3.0)  # doctest: +SKIP
+    6.0
+    """
+
+    def __init__(self, fn: Callable, wrt: Iterable[str] | None = None,
+                 jit: JitOption = "auto"):
+        if isinstance(fn, DifferentiableFunction):
+            fn = fn.fn
+        if jit not in ("auto", True, False):
+            raise ValueError(f"jit must be 'auto', True or False, not {jit!r}")
+        self.fn = fn
+        self.wrt = tuple(wrt) if wrt is not None else None
+        self.jit = jit
+        self.status: dict[str, tuple[str, str]] = {}
+        self.last: Transform | None = None
+        functools.update_wrapper(self, fn)
+        parsed = parsed_function(fn)
+        if self.wrt is not None:
+            unknown = [w for w in self.wrt if w not in parsed.params]
+            if unknown:
+                raise ArgumentError(f"wrt names {unknown} that are not parameters of "
+                                    f"{parsed.name}({', '.join(parsed.params)})")
+
+    def __repr__(self) -> str:
+        return f"<differentiable {getattr(self.fn, '__qualname__', self.fn)}>"
+
+    def __call__(self, *args: Any) -> Any:
+        t = self.prepare(args)
+        return self.run(t, t.generated.primal.name, args)
+
+    # -- preparation and running ------------------------------------------------------
+    def wrt_positions(self, args: tuple) -> list[int]:
+        params = parsed_function(self.fn).params
+        if len(args) != len(params):
+            raise TypeError(f"{self.__name__}() takes {len(params)} arguments but "
+                            f"{len(args)} were given")
+        if self.wrt is None:
+            return [i for i, a in enumerate(args) if _is_differentiable_value(a)]
+        positions = [params.index(w) for w in self.wrt]
+        for i in positions:
+            if not _is_differentiable_value(args[i]):
+                raise ArgumentError(
+                    f"argument '{params[i]}' of {self.__name__} is differentiated but its "
+                    f"value {args[i]!r} is a {type(args[i]).__name__}, not a float")
+        return positions
+
+    def prepare(self, args: tuple) -> Transform:
+        """The transform for arguments like ``args`` (built once per kind signature)."""
+        positions = self.wrt_positions(args)
+        kinds = [kind_of_value(a) for a in args]
+        dtype = "np.longdouble" if any(isinstance(a, np.longdouble) for a in args) \
+            else "np.float64"
+        t = transform(self.fn, kinds, positions, dtype)
+        self.last = t
+        return t
+
+    def callable_for(self, t: Transform, name: str, args: tuple) -> Callable:
+        """The generated function ``name`` for ``args``: compiled unless it cannot be."""
+        module = t.module
+        if self.jit is False:
+            self.status[name] = ("python", "jit=False")
+            return module.python(name)
+        fn, reason = module.compiled(name, args)
+        if fn is None:
+            if self.jit is True:
+                raise JitError(f"Numba cannot compile {name} (generated from "
+                               f"{t.parsed.filename}:{t.parsed.node.lineno}): {reason}")
+            self.status[name] = ("python", reason)
+            return module.python(name)
+        self.status[name] = ("numba", "")
+        return fn
+
+    def run(self, t: Transform, name: str, args: tuple) -> Any:
+        return self.callable_for(t, name, args)(*args)
+
+
+_wrappers: dict[Any, DifferentiableFunction] = {}
+
+
+def _as_differentiable(f: Callable) -> DifferentiableFunction:
+    if isinstance(f, DifferentiableFunction):
+        return f
+    if f not in _wrappers:
+        _wrappers[f] = DifferentiableFunction(f)
+    return _wrappers[f]
+
+
+def differentiable(fn: Callable | None = None, *, wrt: Iterable[str] | None = None,
+                   jit: JitOption = "auto") -> Any:
+    """Mark ``fn`` differentiable; usable bare, with options, or as a call.
+
+    ``wrt`` names the differentiated parameters (default: every float
+    argument); ``jit`` is ``"auto"`` (Numba where it can, Python otherwise),
+    ``True`` (Numba or an error) or ``False`` (never compile).
+
+    >>> @differentiable
+    ... def square(x):
+    ...     return x * x
+    >>> gradient(square)(3.0)  # doctest: +SKIP
+    6.0
+    """
+    if fn is None:
+        return lambda f: DifferentiableFunction(f, wrt=wrt, jit=jit)
+    return DifferentiableFunction(fn, wrt=wrt, jit=jit)
+
+
+def _grads(df: DifferentiableFunction, t: Transform, raw: tuple, args: tuple) -> Any:
+    out = tuple(_cast_like(g, args[i]) for g, i in zip(raw, t.wrt_positions, strict=True))
+    return out[0] if len(out) == 1 else out
+
+
+def _scalar_result(t: Transform) -> None:
+    if t.result_kind not in ("float", "int", "bool"):
+        raise TypeError(f"gradient needs a function with a scalar float result, but "
+                        f"{t.name} returns a value of kind {t.result_kind!r}; use "
+                        "value_with_pullback for other results")
+
+
+def value_and_gradient(f: Callable) -> Callable:
+    """``f`` -> a function returning ``(value, gradient)`` in one fused call.
+
+    >>> value_and_gradient(lambda x: x * x)(3.0)  # doctest: +SKIP
+    (9.0, 6.0)
+    """
+    df = _as_differentiable(f)
+
+    def value_and_gradient_of(*args: Any) -> tuple[Any, Any]:
+        t = df.prepare(args)
+        _scalar_result(t)
+        value, raw = df.run(t, t.generated.fused.name, args)
+        return value, _grads(df, t, raw, args)
+
+    return value_and_gradient_of
+
+
+def gradient(f: Callable) -> Callable:
+    """``f`` -> its gradient: bare for one differentiated parameter, else a tuple.
+
+    >>> gradient(lambda x, y: x * y)(2.0, 3.0)  # doctest: +SKIP
+    (3.0, 2.0)
+    """
+    vg = value_and_gradient(f)
+
+    def gradient_of(*args: Any) -> Any:
+        return vg(*args)[1]
+
+    return gradient_of
+
+
+def value_with_pullback(f: Callable, *args: Any) -> tuple[Any, Callable]:
+    """Run ``f`` forward once; return its value and its pullback.
+
+    >>> value, pb = value_with_pullback(lambda x: x * x, 3.0)  # doctest: +SKIP
+    >>> pb(1.0)  # doctest: +SKIP
+    6.0
+    """
+    df = _as_differentiable(f)
+    t = df.prepare(args)
+    value, residuals = df.run(t, t.generated.forward.name, args)
+
+    def pullback_of(cotangent: Any) -> Any:
+        if isinstance(cotangent, int | float | np.number):
+            cotangent = float(cotangent)
+        raw = df.run(t, t.generated.pullback.name, (residuals, cotangent))
+        return _grads(df, t, raw, args)
+
+    return value, pullback_of
+
+
+def pullback(f: Callable, *args: Any) -> Callable:
+    """The pullback of ``f`` at ``args`` (``value_with_pullback`` without the value)."""
+    return value_with_pullback(f, *args)[1]
+
+
+def _transform_for(f: Callable, args: tuple) -> tuple[DifferentiableFunction, Transform]:
+    df = _as_differentiable(f)
+    if args:
+        return df, df.prepare(args)
+    if df.last is None:
+        raise ValueError(f"{df.__name__} has not run yet: pass example arguments, "
+                         f"as in source({df.__name__}, 1.0)")
+    return df, df.last
+
+
+def source(f: Callable, *args: Any, stage: str = "module") -> str:
+    """The generated Python source of ``f`` (for example arguments ``args``).
+
+    ``stage`` picks one pipeline stage: parse, anf, forward, pullback, fused or
+    module (the default: the whole generated module).
+    """
+    _, t = _transform_for(f, args)
+    return stage_source(t, stage)
+
+
+def explain(f: Callable, *args: Any) -> Explanation:
+    """Which path (Numba or Python) runs ``f``'s gradient, and why.
+
+    With example ``args`` it compiles (without running) the fused
+    value-and-gradient function for them; without, it reports the last run.
+    """
+    df, t = _transform_for(f, args)
+    fused = t.generated.fused.name
+    if args:
+        df.callable_for(t, fused, args)
+    entries = dict(df.status)
+    path, reason = entries.get(fused) or next(iter(entries.values()), ("python", "not run"))
+    return Explanation(function=t.name, path=path, reason=reason, entries=entries)

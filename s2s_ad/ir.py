@@ -1,0 +1,74 @@
+"""Shared data of the pipeline: parsed functions and node annotations.
+
+A leaf module: every stage imports it, it imports no stage.  Annotations are
+attributes on gast nodes, so a tree stays printable as Python at every stage.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+import gast
+
+from .errors import Location
+
+_PREFIX = "_s2s_"
+
+
+def set_anno(node: gast.AST, key: str, value: Any) -> None:
+    """Attach ``value`` to ``node`` under ``key``."""
+    setattr(node, _PREFIX + key, value)
+
+
+def get_anno(node: gast.AST, key: str, default: Any = None) -> Any:
+    """The annotation ``key`` of ``node``, or ``default``."""
+    return getattr(node, _PREFIX + key, default)
+
+
+def copy_annos(src: gast.AST, dst: gast.AST) -> gast.AST:
+    """Copy every annotation and the source position of ``src`` onto ``dst``."""
+    for name, value in vars(src).items():
+        if name.startswith(_PREFIX):
+            setattr(dst, name, value)
+    for pos in ("lineno", "col_offset", "end_lineno", "end_col_offset"):
+        if hasattr(src, pos):
+            setattr(dst, pos, getattr(src, pos))
+    return dst
+
+
+@dataclass(eq=False)
+class ParsedFunction:
+    """A user function as a gast ``FunctionDef`` with its names resolved.
+
+    ``node`` positions are those of the user's file.  ``namespace`` maps every
+    free name (closure cells, then globals, then builtins) to its object.
+    ``key`` identifies the function for caching (its code object, or the
+    enclosing function and position for a lifted local function).
+    """
+
+    name: str
+    node: gast.FunctionDef
+    filename: str
+    namespace: Mapping[str, Any]
+    key: Any
+    params: list[str] = field(default_factory=list)
+    defaults: dict[str, Any] = field(default_factory=dict)
+
+    def location(self, node: gast.AST) -> Location:
+        """The file location of ``node`` (1-based column)."""
+        return Location(self.filename, getattr(node, "lineno", self.node.lineno),
+                        getattr(node, "col_offset", 0) + 1)
+
+
+@dataclass(frozen=True)
+class LocalFunction:
+    """A ``def`` or lambda inside a differentiated function, lifted to the top.
+
+    Calls pass the free variables it reads from the enclosing function as extra
+    arguments, after the declared ones.
+    """
+
+    parsed: ParsedFunction
+    free: tuple[str, ...]

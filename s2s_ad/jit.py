@@ -1,0 +1,118 @@
+"""Stage 7, jit: generated source -> callables, Numba where it types, Python otherwise.
+
+The source is written to ``$S2S_AD_CACHE_DIR`` (default ``~/.cache/s2s_ad``)
+under a name holding its content hash, so tracebacks and pdb show it and
+Numba's on-disk cache (``cache=True``) lets a second process skip the compile.
+The same file is loaded twice: once with Python callees for the Python path,
+once with Numba dispatchers for the compiled path.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from pathlib import Path
+from typing import Any
+
+import numba
+from numba.core import errors as numba_errors
+from numba.typed import List as NumbaList
+
+from .errors import JitError
+
+NUMBA_ERRORS = (numba_errors.NumbaError, NotImplementedError, ValueError, TypeError)
+
+
+def cache_dir() -> Path:
+    """Where generated modules and Numba's cache live."""
+    root = os.environ.get("S2S_AD_CACHE_DIR") or os.path.join(
+        os.path.expanduser("~"), ".cache", "s2s_ad")
+    path = Path(root) / "generated"
+    path.mkdir(parents=True, exist_ok=True)
+    return path
+
+
+def write_module(stem: str, source: str, digest: str) -> Path:
+    """Write ``source`` once under a content-addressed name; return its path."""
+    path = cache_dir() / f"{stem}_{digest}.py"
+    if not path.exists():
+        tmp = path.with_suffix(f".{os.getpid()}.tmp")
+        tmp.write_text(source)
+        os.replace(tmp, path)
+    return path
+
+
+def short_reason(exc: BaseException) -> str:
+    """The informative lines of a Numba error, on one line."""
+    text = str(exc)
+    lines = [ln.strip() for ln in text.splitlines() if ln.strip()]
+    keep = [ln for ln in lines if not ln.startswith(("Failed in nopython", "During:", "File ",
+                                                     "^", "- Resolution failure"))]
+    reason = " ".join(keep[:3]) or type(exc).__name__
+    reason = re.sub(r"\x1b\[[0-9;]*m", "", reason)
+    return f"{type(exc).__name__}: {reason}"[:400]
+
+
+class GeneratedModule:
+    """A generated module file and its two loaded forms.
+
+    ``bind_python`` / ``bind_numba`` give the objects for the names bound at
+    load time (callees): functions of other generated modules.
+    """
+
+    def __init__(self, path: Path, source: str, functions: list[str],
+                 bind_python: dict[str, Any], bind_numba: Any):
+        self.path = path
+        self.source = source
+        self.functions = functions
+        self._bind_python = bind_python
+        self._bind_numba = bind_numba
+        self._python: dict[str, Any] | None = None
+        self._numba: dict[str, Any] | None = None
+        self.failures: dict[tuple[str, tuple], str] = {}
+
+    def _load(self, extra: dict[str, Any]) -> dict[str, Any]:
+        ns: dict[str, Any] = {"__name__": f"s2s_ad_generated.{self.path.stem}",
+                              "__file__": str(self.path)}
+        ns.update(extra)
+        exec(compile(self.source, str(self.path), "exec"), ns)
+        return ns
+
+    def python(self, name: str) -> Any:
+        """The plain Python function ``name`` of the module."""
+        if self._python is None:
+            self._python = self._load({"List": list, **self._bind_python()})
+        return self._python[name]
+
+    def numba(self, name: str) -> Any:
+        """The Numba dispatcher of function ``name`` (not compiled yet)."""
+        if self._numba is None:
+            ns = self._load({"List": NumbaList, **self._bind_numba()})
+            for fn in self.functions:
+                ns[fn] = numba.njit(cache=True)(ns[fn])
+            self._numba = ns
+        return self._numba[name]
+
+    def compiled(self, name: str, args: tuple) -> tuple[Any, str]:
+        """(callable, reason): the Numba function for ``args``, or why not.
+
+        The reason is ``""`` when Numba compiled it.  A failure is remembered per
+        argument types, so the next call does not try again.
+        """
+        try:
+            sig = tuple(numba.typeof(a) for a in args)
+        except NUMBA_ERRORS as exc:
+            return None, f"argument types are not supported by Numba ({short_reason(exc)})"
+        key = (name, sig)
+        if key in self.failures:
+            return None, self.failures[key]
+        try:
+            dispatcher = self.numba(name)
+            dispatcher.compile(sig)
+        except JitError as exc:
+            self.failures[key] = str(exc)
+            return None, self.failures[key]
+        except NUMBA_ERRORS as exc:
+            self.failures[key] = short_reason(exc)
+            return None, self.failures[key]
+        return dispatcher, ""

@@ -1,0 +1,59 @@
+"""Readable, collision-free names for generated code.
+
+The cotangent of ``x`` is ``d_x``; temporaries are named after what they hold
+(``sin_x``, ``x_mul_y``).  One :class:`Namer` per generated function family
+guarantees no generated name shadows a user name or another generated one.
+"""
+
+from __future__ import annotations
+
+import keyword
+import re
+
+_OP_WORDS = {
+    "Add": "add", "Sub": "sub", "Mult": "mul", "Div": "div", "Pow": "pow",
+    "Mod": "mod", "FloorDiv": "floordiv", "MatMult": "matmul", "USub": "neg",
+    "UAdd": "pos", "Not": "not", "Eq": "eq", "NotEq": "ne", "Lt": "lt", "LtE": "le",
+    "Gt": "gt", "GtE": "ge", "Is": "is", "IsNot": "isnot", "In": "in", "NotIn": "notin",
+}
+_MAX_LEN = 24
+
+
+def op_word(op_class_name: str) -> str:
+    """A short word for an operator class name (``Mult`` -> ``mul``)."""
+    return _OP_WORDS.get(op_class_name, op_class_name.lower())
+
+
+def _clean(stem: str) -> str:
+    stem = re.sub(r"\W+", "_", stem).strip("_") or "t"
+    if stem[0].isdigit():
+        stem = "t_" + stem
+    if len(stem) > _MAX_LEN:
+        stem = stem[:_MAX_LEN].rstrip("_")
+    return stem
+
+
+class Namer:
+    """Hands out unique identifiers, never one already taken.
+
+    >>> n = Namer({"x", "d_x"})
+    >>> n.fresh("sin_x"), n.fresh("sin_x"), n.fresh("d_x")
+    ('sin_x', 'sin_x_1', 'd_x_1')
+    """
+
+    def __init__(self, taken: set[str] | frozenset[str] = frozenset()):
+        self.taken: set[str] = set(taken)
+
+    def reserve(self, name: str) -> None:
+        """Mark ``name`` as used."""
+        self.taken.add(name)
+
+    def fresh(self, stem: str) -> str:
+        """A new name based on ``stem``."""
+        stem = _clean(stem)
+        name, k = stem, 0
+        while name in self.taken or keyword.iskeyword(name):
+            k += 1
+            name = f"{stem}_{k}"
+        self.taken.add(name)
+        return name

@@ -1,0 +1,207 @@
+"""Stage 1, parse: a Python function -> a gast ``FunctionDef`` with names resolved.
+
+Guarantees about the result: the tree is the user's own ``def`` (a lambda is
+turned into ``def <name>(...): return <body>``) with the positions of the
+user's file; every construct in it is one the later stages understand, or a
+:class:`NonDifferentiableError` was raised naming file, line and column; the
+``namespace`` resolves closure cells, globals and builtins to their objects.
+"""
+
+from __future__ import annotations
+
+import builtins
+import inspect
+import linecache
+from collections import ChainMap
+from typing import Any
+
+import gast
+
+from .errors import Location, NonDifferentiableError
+from .ir import ParsedFunction
+
+_REFUSED: dict[type, tuple[str, str]] = {
+    gast.Try: ("'try' statements are not differentiable",
+               "move the try/except outside the differentiated function"),
+    gast.With: ("'with' statements are not differentiable",
+                "enter the context manager outside the differentiated function"),
+    gast.AsyncWith: ("'async with' is not differentiable", "use a plain function"),
+    gast.AsyncFor: ("'async for' is not differentiable", "use a plain for loop"),
+    gast.AsyncFunctionDef: ("async functions are not differentiable", "use a plain def"),
+    gast.Await: ("'await' is not differentiable", "use a plain function"),
+    gast.Yield: ("generators ('yield') are not differentiable",
+                 "return a value or a tuple instead of yielding"),
+    gast.YieldFrom: ("generators ('yield from') are not differentiable",
+                     "return a value or a tuple instead of yielding"),
+    gast.Global: ("'global' declarations are not supported",
+                  "pass the value in as a parameter and return the new value"),
+    gast.Nonlocal: ("'nonlocal' declarations are not supported",
+                    "pass the value in as a parameter and return the new value"),
+    gast.ClassDef: ("class definitions inside a differentiated function are not supported",
+                    "define the class at module level"),
+    gast.Delete: ("'del' statements are not supported",
+                  "let the name go out of scope instead"),
+    gast.Match: ("'match' statements are not supported", "use if/elif/else"),
+    gast.Starred: ("starred arguments and targets ('*x') are not supported",
+                   "pass and unpack the values one by one"),
+    gast.Import: ("imports inside a differentiated function are not supported",
+                  "import at module level"),
+    gast.ImportFrom: ("imports inside a differentiated function are not supported",
+                      "import at module level"),
+    gast.ListComp: ("list comprehensions are not differentiable yet", "write a for loop"),
+    gast.SetComp: ("set comprehensions are not differentiable", "write a for loop"),
+    gast.DictComp: ("dict comprehensions are not differentiable", "write a for loop"),
+    gast.GeneratorExp: ("generator expressions are not differentiable", "write a for loop"),
+    gast.NamedExpr: ("assignment expressions (':=') are not supported",
+                     "assign on a separate line"),
+    gast.Dict: ("dict values are not differentiable", "use a tuple or a dataclass"),
+    gast.Set: ("set values are not differentiable", "use a tuple"),
+    gast.List: ("list values are not differentiable", "use a tuple or a NumPy array"),
+}
+if hasattr(gast, "TryStar"):
+    _REFUSED[gast.TryStar] = _REFUSED[gast.Try]
+
+_file_trees: dict[tuple[str, int], gast.Module] = {}
+
+
+def _file_tree(filename: str) -> tuple[gast.Module, list[str]] | None:
+    linecache.checkcache(filename)
+    lines = linecache.getlines(filename)
+    if not lines:
+        return None
+    text = "".join(lines)
+    key = (filename, hash(text))
+    if key not in _file_trees:
+        _file_trees[key] = gast.parse(text)
+    return _file_trees[key], lines
+
+
+def _namespace(fn: Any) -> ChainMap:
+    """Closure cells, then the (live) globals, then builtins."""
+    cells: dict[str, Any] = {}
+    code = fn.__code__
+    for name, cell in zip(code.co_freevars, fn.__closure__ or (), strict=False):
+        try:
+            cells[name] = cell.cell_contents
+        except ValueError:  # an empty cell: the name is not bound yet
+            continue
+    return ChainMap(cells, fn.__globals__, vars(builtins))
+
+
+def _find_def(tree: gast.Module, code: Any) -> gast.FunctionDef | None:
+    for node in gast.walk(tree):
+        if isinstance(node, gast.FunctionDef) and node.name == code.co_name:
+            first = min([node.lineno] + [d.lineno for d in node.decorator_list])
+            if first == code.co_firstlineno or node.lineno == code.co_firstlineno:
+                return node
+    return None
+
+
+def _find_lambda(tree: gast.Module, code: Any, filename: str) -> gast.Lambda | None:
+    candidates = [n for n in gast.walk(tree)
+                  if isinstance(n, gast.Lambda) and n.lineno == code.co_firstlineno]
+    if len(candidates) == 1:
+        return candidates[0]
+    for node in candidates:
+        expr = gast.gast_to_ast(gast.Expression(body=node))
+        compiled = compile(expr, filename, "eval")
+        inner = [c for c in compiled.co_consts if inspect.iscode(c)]
+        if inner and inner[0].co_code == code.co_code and inner[0].co_varnames == code.co_varnames:
+            return node
+    return None
+
+
+def lambda_to_def(node: gast.Lambda, name: str) -> gast.FunctionDef:
+    """``lambda a: e`` as ``def name(a): return e`` with the lambda's position."""
+    ret = gast.Return(value=node.body)
+    gast.copy_location(ret, node.body)
+    fdef = gast.FunctionDef(name=name, args=node.args, body=[ret], decorator_list=[],
+                            returns=None, type_comment=None, type_params=[])
+    return gast.copy_location(fdef, node)
+
+
+def _source_unavailable(fn: Any) -> NonDifferentiableError:
+    name = getattr(fn, "__qualname__", repr(fn))
+    return NonDifferentiableError(
+        f"the source of '{name}' is not available, so it cannot be differentiated",
+        None,
+        f"define '{name}' in a file, or give it a derivative with "
+        f"@ad.derivative(of={getattr(fn, '__name__', 'f')}), or wrap the call in "
+        "ad.without_derivative(...)")
+
+
+def parse_function(fn: Any) -> ParsedFunction:
+    """Parse ``fn`` (a def or a lambda) into a checked :class:`ParsedFunction`.
+
+    >>> def square(x):
+    ...     return x * x
+    >>> parse_function(square).params  # doctest: +SKIP
+    ['x']
+    """
+    code = getattr(fn, "__code__", None)
+    if code is None or not inspect.isfunction(fn):
+        raise _source_unavailable(fn)
+    found = _file_tree(code.co_filename)
+    if found is None:
+        raise _source_unavailable(fn)
+    tree, _ = found
+    if code.co_name == "<lambda>":
+        lam = _find_lambda(tree, code, code.co_filename)
+        node = lambda_to_def(lam, "lambda_") if lam is not None else None
+    else:
+        node = _find_def(tree, code)
+    if node is None:
+        raise _source_unavailable(fn)
+    parsed = ParsedFunction(name=node.name if code.co_name != "<lambda>" else "lambda_",
+                            node=node, filename=code.co_filename,
+                            namespace=_namespace(fn), key=code)
+    finish_parse(parsed, defaults=fn.__defaults__ or ())
+    return parsed
+
+
+def finish_parse(parsed: ParsedFunction, defaults: tuple = ()) -> None:
+    """Check the tree and fill in ``params`` and ``defaults`` of ``parsed``."""
+    args = parsed.node.args
+    loc = parsed.location
+    if args.vararg or args.kwarg or args.kwonlyargs or args.posonlyargs:
+        bad = args.vararg or args.kwarg or (args.kwonlyargs or args.posonlyargs)[0]
+        raise NonDifferentiableError(
+            "variadic, keyword-only and positional-only parameters are not supported",
+            loc(bad), "declare plain positional parameters")
+    parsed.params = [a.id for a in args.args]
+    values = list(defaults) or [None] * len(args.defaults)
+    for name, value in zip(parsed.params[len(parsed.params) - len(values):], values,
+                           strict=True):
+        parsed.defaults[name] = value
+    check_supported(parsed.node, parsed.filename)
+
+
+def check_supported(fdef: gast.FunctionDef, filename: str) -> None:
+    """Raise :class:`NonDifferentiableError` on the first refused construct."""
+    for stmt in fdef.body:
+        for node in gast.walk(stmt):
+            _check_node(node, filename)
+
+
+def _check_node(node: gast.AST, filename: str) -> None:
+    def where(n: gast.AST) -> Location:
+        return Location(filename, n.lineno, n.col_offset + 1)
+
+    refused = _REFUSED.get(type(node))
+    if refused is not None:
+        raise NonDifferentiableError(refused[0], where(node), refused[1])
+    if isinstance(node, gast.For | gast.While) and node.orelse:
+        kind = "for" if isinstance(node, gast.For) else "while"
+        raise NonDifferentiableError(
+            f"'{kind} ... else' is not supported", where(node),
+            "set a flag before 'break' and test it after the loop")
+    if isinstance(node, gast.FunctionDef) and node.decorator_list:
+        raise NonDifferentiableError(
+            "decorated functions inside a differentiated function are not supported",
+            where(node), "define the decorated function at module level")
+    if isinstance(node, gast.Call):
+        for kw in node.keywords:
+            if kw.arg is None:
+                raise NonDifferentiableError(
+                    "'**' arguments are not supported", where(kw.value),
+                    "pass the arguments by name one by one")

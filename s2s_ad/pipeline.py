@@ -1,0 +1,166 @@
+"""The compiler, stage by stage.
+
+    parse      -> ParsedFunction   (gast FunctionDef, names resolved, refusals raised)
+    normalize  -> NormalFunction   (single exit, flags for break/continue, ANF)
+    kinds      -> kind of every variable
+    activity   -> varied / useful / active variables
+    reverse    -> primal, forward, pullback, fused value-and-gradient trees
+    emit       -> one commented Python module
+    jit        -> callables: Numba where it types, Python otherwise
+
+Each stage's output prints as Python: ``stage_source(f, "anf", *args)``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from .activity import Activity, analyze_activity
+from .emit import digest, function_source, module_source
+from .errors import NonDifferentiableError
+from .ir import LocalFunction, ParsedFunction
+from .jit import GeneratedModule, write_module
+from .kinds import Kind, carries_derivative, infer_kinds, result_kind
+from .normalize import NormalFunction, normalize
+from .parse import parse_function
+from .reverse import Generated, reverse
+
+STAGES = ("parse", "anf", "forward", "pullback", "fused", "module")
+
+
+@dataclass(eq=False)
+class Transform:
+    """Everything the compiler made of one function for one kind signature."""
+
+    name: str
+    parsed: ParsedFunction
+    normal: NormalFunction
+    kinds: dict[str, Kind]
+    activity: Activity
+    wrt_positions: list[int]
+    generated: Generated | None = None
+    module: GeneratedModule | None = None
+    result_kind: Kind = "unknown"
+    callees: list[Transform] = field(default_factory=list)
+
+    @property
+    def wrt(self) -> list[str]:
+        return [self.parsed.params[i] for i in self.wrt_positions]
+
+    @property
+    def source(self) -> str:
+        return self.module.source
+
+
+_parsed: dict[Any, ParsedFunction] = {}
+_transforms: dict[tuple, Transform] = {}
+_in_progress: dict[Any, ParsedFunction] = {}
+
+
+def parsed_function(target: Any) -> ParsedFunction:
+    """Parse (once) a Python function or a lifted local function."""
+    if isinstance(target, LocalFunction):
+        return target.parsed
+    key = (target, getattr(target, "__code__", None))
+    if key not in _parsed:
+        _parsed[key] = parse_function(target)
+    return _parsed[key]
+
+
+def transform(target: Any, arg_kinds: list[Kind], wrt_positions: list[int],
+              float_dtype: str = "np.float64") -> Transform:
+    """Run every stage on ``target`` for arguments of ``arg_kinds`` (cached)."""
+    parsed = parsed_function(target)
+    key = (id(parsed), tuple(arg_kinds), tuple(wrt_positions), float_dtype)
+    if key in _transforms:
+        return _transforms[key]
+    if parsed.key in _in_progress:
+        raise NonDifferentiableError(
+            f"'{parsed.name}' calls itself recursively, which cannot be differentiated",
+            parsed.location(parsed.node),
+            f"rewrite '{parsed.name}' as a loop, or give it a derivative with "
+            f"@ad.derivative(of={parsed.name})")
+    if len(arg_kinds) != len(parsed.params):
+        raise TypeError(f"{parsed.name}() takes {len(parsed.params)} arguments but "
+                        f"{len(arg_kinds)} were given")
+    _in_progress[parsed.key] = parsed
+    try:
+        result = _run_stages(parsed, arg_kinds, wrt_positions, float_dtype)
+    finally:
+        del _in_progress[parsed.key]
+    _transforms[key] = result
+    return result
+
+
+def _run_stages(parsed: ParsedFunction, arg_kinds: list[Kind], wrt_positions: list[int],
+                float_dtype: str) -> Transform:
+    callees: list[Transform] = []
+
+    def link(callee: Any, kinds: list[Kind]) -> Transform:
+        positions = [i for i, k in enumerate(kinds) if carries_derivative(k)]
+        t = transform(callee, kinds, positions, float_dtype)
+        if t not in callees:
+            callees.append(t)
+        return t
+
+    def callee_kind(callee: Any, kinds: list[Kind]) -> Kind:
+        return link(callee, kinds).result_kind
+
+    normal = normalize(parsed)
+    env = dict(zip(parsed.params, arg_kinds, strict=True))
+    kinds = infer_kinds(normal.node, env, callee_kind)
+    wrt = [parsed.params[i] for i in wrt_positions]
+    activity = analyze_activity(normal.node, wrt, kinds)
+    t = Transform(name=parsed.name, parsed=parsed, normal=normal, kinds=kinds,
+                  activity=activity, wrt_positions=wrt_positions,
+                  result_kind=result_kind(normal.node, kinds), callees=callees)
+    t.generated = reverse(normal, kinds, activity, wrt, float_dtype, link)
+    t.module = _load(t)
+    return t
+
+
+def _load(t: Transform) -> GeneratedModule:
+    gen = t.generated
+    fname = t.parsed.filename
+    functions = [(gen.primal, False), (gen.forward, False), (gen.pullback, True),
+                 (gen.fused, True)]
+    roles = {"primal": "primal", "forward": "forward", "pullback": "pullback"}
+    bound = ["List"]
+    deps = []
+    for link in gen.links:
+        bound += [link.primal, link.forward, link.pullback]
+        deps.append(link.transform.module.path.stem)
+    origin = f"{fname}:{t.parsed.node.lineno}"
+    source = module_source(t.name, origin, fname, functions, bound, deps)
+    path = write_module(t.name, source, digest(source))
+
+    def binder(kind: str):
+        def bind() -> dict[str, Any]:
+            out: dict[str, Any] = {}
+            for link in gen.links:
+                mod = link.transform.module
+                for role in roles:
+                    fn_name = getattr(link.transform.generated, role).name
+                    obj = mod.python(fn_name) if kind == "python" else mod.numba(fn_name)
+                    out[getattr(link, role)] = obj
+            return out
+        return bind
+
+    names = [f.name for f, _ in functions]
+    return GeneratedModule(path, source, names, binder("python"), binder("numba"))
+
+
+def stage_source(t: Transform, stage: str) -> str:
+    """The printable output of one stage of ``t`` (see ``STAGES``)."""
+    fname = t.parsed.filename
+    gen = t.generated
+    if stage == "parse":
+        return function_source(t.parsed.node, fname)
+    if stage == "anf":
+        return function_source(t.normal.node, fname)
+    if stage in ("forward", "pullback", "fused"):
+        return function_source(getattr(gen, stage), fname, adjoint=stage != "forward")
+    if stage == "module":
+        return t.module.source
+    raise ValueError(f"unknown stage {stage!r}; choose one of {', '.join(STAGES)}")

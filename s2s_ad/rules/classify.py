@@ -1,0 +1,73 @@
+"""What an ANF operation is, for activity analysis and the reverse pass alike.
+
+>>> import gast
+>>> op = gast.parse("a * b", mode="eval").body
+>>> classify(op).what, [n.id for n in classify(op).operands]
+('rule', ['a', 'b'])
+"""
+
+from __future__ import annotations
+
+import types
+from dataclasses import dataclass, field
+from typing import Any
+
+import gast
+
+from ..ir import LocalFunction, get_anno
+from .registry import Rule, binop_rule, lookup, unaryop_rule
+
+
+@dataclass
+class Primitive:
+    """An ANF operation: ``what`` it is, its ``rule`` and its ``operands``.
+
+    ``what`` is one of ``rule`` (a registered primitive), ``copy`` (an atom),
+    ``tuple``, ``index`` (constant index into a tuple), ``function`` (a Python
+    function differentiated through its source), ``opaque`` (no derivative
+    and none needed: constants, comparisons, strings) or ``unknown`` (a call
+    with neither rule nor source).
+    """
+
+    what: str
+    operands: list[gast.expr] = field(default_factory=list)
+    rule: Rule | None = None
+    callee: Any = None
+
+    def differentiable_operands(self) -> list[tuple[int, gast.expr]]:
+        """(position, operand) pairs through which a derivative can flow."""
+        if self.what == "rule":
+            return [(i, a) for i, a in enumerate(self.operands)
+                    if i < len(self.rule.params) and self.rule.params[i] in self.rule.adjoints]
+        if self.what in ("copy", "tuple", "index", "function", "unknown"):
+            return list(enumerate(self.operands))
+        return []
+
+
+def _is_source_function(obj: Any) -> bool:
+    return isinstance(obj, LocalFunction | types.FunctionType)
+
+
+def classify(op: gast.expr) -> Primitive:
+    """Classify the right-hand side ``op`` of an ANF statement."""
+    if isinstance(op, gast.Name):
+        return Primitive("copy", [op])
+    if isinstance(op, gast.Constant | gast.JoinedStr | gast.Compare):
+        return Primitive("opaque")
+    if isinstance(op, gast.BinOp):
+        return Primitive("rule", [op.left, op.right], binop_rule(op.op))
+    if isinstance(op, gast.UnaryOp):
+        return Primitive("rule", [op.operand], unaryop_rule(op.op))
+    if isinstance(op, gast.Tuple):
+        return Primitive("tuple", list(op.elts))
+    if isinstance(op, gast.Subscript):
+        return Primitive("index", [op.value])
+    if isinstance(op, gast.Call):
+        callee = get_anno(op, "callee")
+        rule = lookup(callee, len(op.args))
+        if rule is not None:
+            return Primitive("rule", list(op.args), rule, callee)
+        if _is_source_function(callee):
+            return Primitive("function", list(op.args), None, callee)
+        return Primitive("unknown", list(op.args), None, callee)
+    return Primitive("opaque")

@@ -1,0 +1,102 @@
+"""The registry of vector-Jacobian-product rules.
+
+A rule is a template in the notation of the generated code.  For ``z = f(x, y)``
+the adjoint of each argument is an expression in the argument names, ``z``
+(the result) and ``g`` (the cotangent of ``z``); the reverse pass substitutes
+the saved values and emits ``d_x += <expression>``.
+
+>>> rule = Rule("math.sin", ("x",), {"x": "g * math.cos(x)"})
+>>> rule.needs("x")
+frozenset({'x'})
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import gast
+
+from ..errors import NonDifferentiableError
+
+
+@dataclass(frozen=True)
+class Rule:
+    """How to emit a primitive and its adjoints.
+
+    ``kind`` is the kind of the result: ``"float"``, ``"int"``, ``"bool"``,
+    ``"none"``, or ``"join"`` (the join of the argument kinds).  A rule with no
+    adjoints is non-differentiable (``floor``, ``round``, comparisons): nothing
+    flows back through it, and activity analysis knows it.
+    """
+
+    emit: str
+    params: tuple[str, ...]
+    adjoints: dict[str, str] = field(default_factory=dict)
+    kind: str = "float"
+
+    @property
+    def differentiable(self) -> bool:
+        return bool(self.adjoints)
+
+    def template(self, param: str) -> gast.expr:
+        """The adjoint template of ``param`` as a gast expression."""
+        return _parse_template(self.adjoints[param])
+
+    def needs(self, param: str) -> frozenset[str]:
+        """Template names (arguments and ``z``) the adjoint of ``param`` reads."""
+        tree = self.template(param)
+        names = {n.id for n in gast.walk(tree) if isinstance(n, gast.Name)}
+        return frozenset(names & (set(self.params) | {"z"}))
+
+
+_templates: dict[str, gast.expr] = {}
+
+
+def _parse_template(text: str) -> gast.expr:
+    if text not in _templates:
+        _templates[text] = gast.parse(text, mode="eval").body
+    return _templates[text]
+
+
+_RULES: dict[tuple[int, int | None], tuple[Any, Rule]] = {}
+_BINOPS: dict[type, Rule] = {}
+_UNARYOPS: dict[type, Rule] = {}
+
+
+def register(obj: Any, rule: Rule, nargs: int | None = None) -> None:
+    """Register ``rule`` for calls of ``obj`` (with ``nargs`` arguments, or any)."""
+    _RULES[(id(obj), nargs)] = (obj, rule)
+
+
+def register_binop(op: type, rule: Rule) -> None:
+    _BINOPS[op] = rule
+
+
+def register_unaryop(op: type, rule: Rule) -> None:
+    _UNARYOPS[op] = rule
+
+
+def lookup(obj: Any, nargs: int) -> Rule | None:
+    """The rule for calling ``obj`` with ``nargs`` arguments, if any."""
+    for key in ((id(obj), nargs), (id(obj), None)):
+        entry = _RULES.get(key)
+        if entry is not None and entry[0] is obj:
+            return entry[1]
+    return None
+
+
+def binop_rule(op: gast.operator, where: Any = None) -> Rule:
+    rule = _BINOPS.get(type(op))
+    if rule is None:
+        raise NonDifferentiableError(f"the operator {type(op).__name__} has no derivative "
+                                     "rule", where)
+    return rule
+
+
+def unaryop_rule(op: gast.unaryop, where: Any = None) -> Rule:
+    rule = _UNARYOPS.get(type(op))
+    if rule is None:
+        raise NonDifferentiableError(f"the operator {type(op).__name__} has no derivative "
+                                     "rule", where)
+    return rule

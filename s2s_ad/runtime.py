@@ -1,0 +1,46 @@
+"""Helpers the generated code calls; each runs in Python and inside Numba.
+
+A leaf module: generated modules import it as ``rt``.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from numba.extending import register_jitable
+
+
+@register_jitable
+def sign(x):
+    """-1.0, 0.0 or 1.0: the derivative of ``abs`` (0 at 0, as NumPy's sign)."""
+    if x > 0:
+        return 1.0
+    if x < 0:
+        return -1.0
+    return 0.0 * x
+
+
+@register_jitable
+def log_or_zero(a):
+    """``log(a)`` for the exponent's derivative of ``a ** b``: 0 where a == 0.
+
+    At ``a == 0`` the term it multiplies (``a ** b``) is zero for ``b > 0``; for
+    negative ``a`` the power is not differentiable in ``b`` and this is NaN.
+    """
+    if a > 0:
+        return math.log(a)
+    if a == 0:
+        return 0.0
+    return math.nan
+
+
+@register_jitable
+def grow(tape, position):
+    """``tape`` with room for index ``position``: doubles it when full."""
+    n = tape.shape[0]
+    if position < n:
+        return tape
+    bigger = np.empty(max(2 * n, position + 1, 8), tape.dtype)
+    bigger[:n] = tape
+    return bigger
