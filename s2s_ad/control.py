@@ -88,8 +88,9 @@ class _Desugar:
     def block(self, stmts: list[gast.stmt], loop: _LoopFlags | None) -> list[gast.stmt]:
         out: list[gast.stmt] = []
         for idx, s in enumerate(stmts):
+            exits = self._may_exit(s, loop)  # before stmt() rewrites the returns inside
             out.extend(self.stmt(s, loop))
-            if self._may_exit(s, loop):
+            if exits:
                 rest = self.block(stmts[idx + 1:], loop)
                 if rest:
                     flag = loop.skip if loop is not None else self.returned

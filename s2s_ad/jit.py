@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import os
 import re
+import sys
+import types
 from pathlib import Path
 from typing import Any
 
@@ -71,12 +73,20 @@ class GeneratedModule:
         self._numba: dict[str, Any] | None = None
         self.failures: dict[tuple[str, tuple], str] = {}
 
-    def _load(self, extra: dict[str, Any]) -> dict[str, Any]:
-        ns: dict[str, Any] = {"__name__": f"s2s_ad_generated.{self.path.stem}",
-                              "__file__": str(self.path)}
-        ns.update(extra)
-        exec(compile(self.source, str(self.path), "exec"), ns)
-        return ns
+    def _load(self, extra: dict[str, Any], register: bool = False) -> dict[str, Any]:
+        """Execute the module; ``register`` puts it in ``sys.modules``.
+
+        Numba's disk cache re-imports a compiled function's module by name, so
+        the module whose functions Numba compiles must be importable.
+        """
+        name = f"s2s_ad_generated.{self.path.stem}"
+        module = types.ModuleType(name)
+        module.__file__ = str(self.path)
+        module.__dict__.update(extra)
+        if register:
+            sys.modules[name] = module
+        exec(compile(self.source, str(self.path), "exec"), module.__dict__)
+        return module.__dict__
 
     def python(self, name: str) -> Any:
         """The plain Python function ``name`` of the module."""
@@ -87,7 +97,7 @@ class GeneratedModule:
     def numba(self, name: str) -> Any:
         """The Numba dispatcher of function ``name`` (not compiled yet)."""
         if self._numba is None:
-            ns = self._load({"List": NumbaList, **self._bind_numba()})
+            ns = self._load({"List": NumbaList, **self._bind_numba()}, register=True)
             for fn in self.functions:
                 ns[fn] = numba.njit(cache=True)(ns[fn])
             self._numba = ns

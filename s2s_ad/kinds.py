@@ -13,14 +13,14 @@ else in typed lists) and to build zero cotangents of tuples.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any, Union
+from typing import Any
 
 import gast
 import numpy as np
 
 from .rules.classify import classify
 
-Kind = Union[str, tuple]
+Kind = str | tuple
 NUMERIC = ("float", "int", "bool")
 
 

@@ -96,6 +96,7 @@ class _Normalizer:
         every = {n.id for n in gast.walk(fdef) if isinstance(n, gast.Name)}
         self.namer = Namer(every | self.locals | set(parsed.namespace))
         self.local_fns: dict[str, LocalFunction] = {}
+        self.temps: set[str] = set()
         self.out: list[gast.stmt] = []
         self.line = fdef.lineno
 
@@ -106,7 +107,7 @@ class _Normalizer:
     def emit(self, stmt: gast.stmt, like: gast.AST | None = None) -> gast.stmt:
         if like is not None:
             gast.copy_location(stmt, like)
-        set_anno(stmt, "line", self.line)
+        set_anno(stmt, "line", getattr(like, "lineno", None) or self.line)
         self.out.append(stmt)
         return stmt
 
@@ -115,6 +116,7 @@ class _Normalizer:
 
     def temp(self, value: gast.expr, stem: str, like: gast.AST) -> gast.Name:
         name = self.namer.fresh(stem)
+        self.temps.add(name)
         self.assign(name, value, like)
         return load(name)
 
@@ -129,7 +131,7 @@ class _Normalizer:
     def resolve(self, node: gast.expr) -> Any:
         """The object a global name or attribute chain names (KeyError if local)."""
         if isinstance(node, gast.Name):
-            if node.id in self.locals:
+            if node.id in self.locals or node.id in self.temps:
                 raise KeyError(node.id)
             if node.id not in self.parsed.namespace:
                 raise self.error(node, f"name '{node.id}' is not defined")
@@ -160,7 +162,8 @@ class _Normalizer:
         if isinstance(node, gast.Constant):
             return node
         if isinstance(node, gast.Name):
-            if node.id in self.locals and node.id not in self.local_fns:
+            if (node.id in self.locals or node.id in self.temps) and \
+                    node.id not in self.local_fns:
                 return load(node.id)
             if node.id in self.local_fns:
                 raise self.error(node, f"the local function '{node.id}' can only be called",
