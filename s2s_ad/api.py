@@ -126,6 +126,7 @@ class DifferentiableFunction:
         dtype = "np.longdouble" if any(isinstance(a, np.longdouble) for a in args) \
             else "np.float64"
         t = transform(self.fn, kinds, positions, dtype)
+        t.warn_zero_derivatives()
         self.last = t
         return t
 

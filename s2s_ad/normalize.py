@@ -178,7 +178,16 @@ class _Normalizer:
         return self.temp(op, stem, node)
 
     def operation(self, node: gast.expr) -> tuple[gast.expr, str]:
-        """One ANF operation computing ``node`` (its operands flattened) and a name stem."""
+        """One ANF operation computing ``node`` (its operands flattened) and a name stem.
+
+        The operation keeps the source position of ``node``.
+        """
+        op, stem = self._operation(node)
+        if hasattr(node, "lineno") and not hasattr(op, "lineno"):
+            gast.copy_location(op, node)
+        return op, stem
+
+    def _operation(self, node: gast.expr) -> tuple[gast.expr, str]:
         if isinstance(node, gast.BinOp):
             a, b = self.atom(node.left), self.atom(node.right)
             return gast.BinOp(left=a, op=node.op, right=b), _stem(a, op_word(

@@ -13,12 +13,13 @@ Each stage's output prints as Python: ``stage_source(f, "anf", *args)``.
 
 from __future__ import annotations
 
+import warnings
 from dataclasses import dataclass, field
 from typing import Any
 
-from .activity import Activity, analyze_activity
+from .activity import Activity, ZeroDerivative, analyze_activity, zero_derivatives
 from .emit import digest, function_source, module_source
-from .errors import NonDifferentiableError
+from .errors import NonDifferentiableError, ZeroDerivativeWarning
 from .ir import LocalFunction, ParsedFunction
 from .jit import GeneratedModule, write_module
 from .kinds import Kind, carries_derivative, infer_kinds, result_kind
@@ -43,6 +44,17 @@ class Transform:
     module: GeneratedModule | None = None
     result_kind: Kind = "unknown"
     callees: list[Transform] = field(default_factory=list)
+    zero_derivatives: list[ZeroDerivative] = field(default_factory=list)
+    warned: bool = False
+
+    def warn_zero_derivatives(self) -> None:
+        """Issue each ZeroDerivativeWarning once, at the user's file and line."""
+        if self.warned:
+            return
+        self.warned = True
+        for z in self.zero_derivatives:
+            warnings.warn_explicit(f"{self.parsed.filename}:{z.lineno}:{z.col}: {z.message}",
+                                   ZeroDerivativeWarning, self.parsed.filename, z.lineno)
 
     @property
     def wrt(self) -> list[str]:
@@ -115,6 +127,7 @@ def _run_stages(parsed: ParsedFunction, arg_kinds: list[Kind], wrt_positions: li
     t = Transform(name=parsed.name, parsed=parsed, normal=normal, kinds=kinds,
                   activity=activity, wrt_positions=wrt_positions,
                   result_kind=result_kind(normal.node, kinds), callees=callees)
+    t.zero_derivatives = zero_derivatives(normal.node, wrt, kinds, parsed.name)
     t.generated = reverse(normal, kinds, activity, wrt, float_dtype, link)
     t.module = _load(t)
     return t
