@@ -10,8 +10,11 @@
 """
 
 from .api import (
+    Diagnostic,
     DifferentiableFunction,
     Explanation,
+    deferred_errors,
+    diagnose,
     differentiable,
     explain,
     gradient,
@@ -24,11 +27,14 @@ from .errors import ArgumentError, JitError, NonDifferentiableError, ZeroDerivat
 
 __all__ = [
     "ArgumentError",
+    "Diagnostic",
     "DifferentiableFunction",
     "Explanation",
     "JitError",
     "NonDifferentiableError",
     "ZeroDerivativeWarning",
+    "deferred_errors",
+    "diagnose",
     "differentiable",
     "explain",
     "gradient",

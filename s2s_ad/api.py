@@ -11,14 +11,15 @@ source and explain.
 
 from __future__ import annotations
 
+import contextlib
 import functools
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
-from .errors import ArgumentError, JitError
+from .errors import ArgumentError, JitError, NonDifferentiableError
 from .kinds import kind_of_value
 from .pipeline import Transform, parsed_function, stage_source, transform
 
@@ -89,7 +90,14 @@ class DifferentiableFunction:
         self.status: dict[str, tuple[str, str]] = {}
         self.last: Transform | None = None
         functools.update_wrapper(self, fn)
-        parsed = parsed_function(fn)
+        self.error: NonDifferentiableError | None = None
+        try:
+            parsed = parsed_function(fn)
+        except NonDifferentiableError as exc:
+            if not _defer_errors:
+                raise
+            self.error = exc
+            return
         if self.wrt is not None:
             unknown = [w for w in self.wrt if w not in parsed.params]
             if unknown:
@@ -100,6 +108,8 @@ class DifferentiableFunction:
         return f"<differentiable {getattr(self.fn, '__qualname__', self.fn)}>"
 
     def __call__(self, *args: Any) -> Any:
+        if self.error is not None:
+            raise self.error
         t = self.prepare(args)
         return self.run(t, t.generated.primal.name, args)
 
@@ -121,6 +131,8 @@ class DifferentiableFunction:
 
     def prepare(self, args: tuple) -> Transform:
         """The transform for arguments like ``args`` (built once per kind signature)."""
+        if self.error is not None:
+            raise self.error
         positions = self.wrt_positions(args)
         kinds = [kind_of_value(a) for a in args]
         dtype = "np.longdouble" if any(isinstance(a, np.longdouble) for a in args) \
@@ -151,6 +163,72 @@ class DifferentiableFunction:
 
 
 _wrappers: dict[Any, DifferentiableFunction] = {}
+_defer_errors = False
+
+
+@contextlib.contextmanager
+def deferred_errors() -> Iterator[None]:
+    """Within this block, ``@differentiable`` records refusals instead of raising.
+
+    Tools that import user files to inspect them (``s2s-ad check``) use it so
+    one bad function does not stop the import of the rest.
+    """
+    global _defer_errors
+    saved, _defer_errors = _defer_errors, True
+    try:
+        yield
+    finally:
+        _defer_errors = saved
+
+
+@dataclass(frozen=True)
+class Diagnostic:
+    """A located finding about a function: ``severity`` is "warning" or "error"."""
+
+    path: str
+    line: int
+    col: int
+    severity: str
+    message: str
+
+    def __str__(self) -> str:
+        return f"{self.path}:{self.line}:{self.col}: {self.severity}: {self.message}"
+
+
+def _example_args(df: DifferentiableFunction) -> tuple:
+    parsed = parsed_function(df.fn)
+    return tuple(parsed.defaults.get(p, 1.0) if parsed.defaults.get(p) is not None else 1.0
+                 for p in parsed.params)
+
+
+def diagnose(f: Callable, *args: Any) -> list[Diagnostic]:
+    """Zero-derivative warnings and refusals of ``f``, without running it.
+
+    Without example ``args`` every parameter is taken to be a float (or its
+    default value).  Returns an empty list for a clean function.
+
+    >>> diagnose(lambda x, y: x * 2.0)  # doctest: +SKIP
+    [Diagnostic(path='...', line=1, col=..., severity='warning', message="parameter 'y' ...")]
+    """
+    df = f if isinstance(f, DifferentiableFunction) else None
+    try:
+        df = df or DifferentiableFunction(f)
+        if df.error is not None:
+            raise df.error
+        example = args or _example_args(df)
+        t = transform(df.fn, [kind_of_value(a) for a in example],
+                      df.wrt_positions(example))
+    except NonDifferentiableError as exc:
+        loc = exc.location
+        if loc is None:
+            code = getattr(getattr(f, "fn", f), "__code__", None)
+            path = code.co_filename if code else "<unknown>"
+            return [Diagnostic(path, code.co_firstlineno if code else 0, 1, "error",
+                               exc.problem + (f"; {exc.hint}" if exc.hint else ""))]
+        return [Diagnostic(loc.filename, loc.lineno, loc.col, "error",
+                           exc.problem + (f"; {exc.hint}" if exc.hint else ""))]
+    return [Diagnostic(t.parsed.filename, z.lineno, z.col, "warning", z.message)
+            for z in t.zero_derivatives]
 
 
 def _as_differentiable(f: Callable) -> DifferentiableFunction:
