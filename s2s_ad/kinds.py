@@ -67,7 +67,7 @@ def _arith(kind: Kind | None) -> Kind | None:
     return "int" if kind == "bool" else kind
 
 
-CalleeKind = Callable[[Any, list], Kind]
+CalleeKind = Callable[[Any, list, gast.expr], Kind]
 
 
 class _Kinds:
@@ -101,7 +101,7 @@ class _Kinds:
         if isinstance(op, gast.Constant):
             return kind_of_value(op.value)
         if prim.what == "function":
-            return None if None in kinds else self.callee_kind(prim.callee, kinds)
+            return None if None in kinds else self.callee_kind(prim.callee, kinds, op)
         if prim.what == "rule":
             return self.rule_kind(prim, kinds, op)
         return "unknown"
@@ -147,7 +147,7 @@ def infer_kinds(fdef: gast.FunctionDef, arg_kinds: dict[str, Kind],
                 callee_kind: CalleeKind) -> dict[str, Kind]:
     """Kinds of all variables of the ANF function ``fdef`` given its arguments' kinds.
 
-    ``callee_kind(function, argument_kinds)`` gives the result kind of a call to
+    ``callee_kind(function, argument_kinds, call)`` gives the result kind of a call to
     a Python function (the pipeline transforms the callee to find it).
     """
     state = _Kinds(dict(arg_kinds), callee_kind)

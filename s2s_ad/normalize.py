@@ -134,7 +134,9 @@ class _Normalizer:
             if node.id in self.locals or node.id in self.temps:
                 raise KeyError(node.id)
             if node.id not in self.parsed.namespace:
-                raise self.error(node, f"name '{node.id}' is not defined")
+                raise self.error(node, f"name '{node.id}' is not defined",
+                                 "define it (or import it) at module level, or check the "
+                                 "spelling")
             return self.parsed.namespace[node.id]
         if isinstance(node, gast.Attribute):
             base = self.resolve(node.value)
@@ -286,6 +288,14 @@ class _Normalizer:
         if target is range:
             raise self.error(node, "range(...) is only supported as a for-loop iterable")
         args, keywords = self.bind(node, target)
+        if target in (min, max) and len(args) > 2 and not keywords:
+            # max(a, b, c) -> max(max(a, b), c): same value, same first-wins ties
+            acc = args[0]
+            for a in args[1:-1]:
+                inner = gast.Call(func=func, args=[acc, a], keywords=[])
+                set_anno(inner, "callee", target)
+                acc = self.temp(gast.copy_location(inner, node), target.__name__, node)
+            args = [acc, args[-1]]
         call = gast.Call(func=func, args=args, keywords=keywords)
         set_anno(call, "callee", target)
         name = getattr(target, "__name__", "call")

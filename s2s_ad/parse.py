@@ -90,7 +90,8 @@ def _namespace(fn: Any) -> ChainMap:
 
 def _find_def(tree: gast.Module, code: Any) -> gast.FunctionDef | None:
     for node in gast.walk(tree):
-        if isinstance(node, gast.FunctionDef) and node.name == code.co_name:
+        if isinstance(node, gast.FunctionDef | gast.AsyncFunctionDef) and \
+                node.name == code.co_name:
             first = min([node.lineno] + [d.lineno for d in node.decorator_list])
             if first == code.co_firstlineno or node.lineno == code.co_firstlineno:
                 return node
@@ -178,6 +179,8 @@ def finish_parse(parsed: ParsedFunction, defaults: tuple = ()) -> None:
 
 def check_supported(fdef: gast.FunctionDef, filename: str) -> None:
     """Raise :class:`NonDifferentiableError` on the first refused construct."""
+    if isinstance(fdef, gast.AsyncFunctionDef):
+        _check_node(fdef, filename)
     for stmt in fdef.body:
         for node in gast.walk(stmt):
             _check_node(node, filename)
@@ -203,5 +206,6 @@ def _check_node(node: gast.AST, filename: str) -> None:
         for kw in node.keywords:
             if kw.arg is None:
                 raise NonDifferentiableError(
-                    "'**' arguments are not supported", where(kw.value),
+                    "'**' arguments are not supported",
+                    where(kw if hasattr(kw, "lineno") else kw.value),
                     "pass the arguments by name one by one")

@@ -65,6 +65,14 @@ class Transform:
         return self.module.source
 
 
+class _Recursion(Exception):
+    """A function reached again while it is being transformed."""
+
+    def __init__(self, parsed: ParsedFunction):
+        super().__init__(parsed.name)
+        self.parsed = parsed
+
+
 _parsed: dict[Any, ParsedFunction] = {}
 _transforms: dict[tuple, Transform] = {}
 _in_progress: dict[Any, ParsedFunction] = {}
@@ -88,11 +96,7 @@ def transform(target: Any, arg_kinds: list[Kind], wrt_positions: list[int],
     if key in _transforms:
         return _transforms[key]
     if parsed.key in _in_progress:
-        raise NonDifferentiableError(
-            f"'{parsed.name}' calls itself recursively, which cannot be differentiated",
-            parsed.location(parsed.node),
-            f"rewrite '{parsed.name}' as a loop, or give it a derivative with "
-            f"@ad.derivative(of={parsed.name})")
+        raise _Recursion(parsed)
     if len(arg_kinds) != len(parsed.params):
         raise TypeError(f"{parsed.name}() takes {len(parsed.params)} arguments but "
                         f"{len(arg_kinds)} were given")
@@ -109,15 +113,23 @@ def _run_stages(parsed: ParsedFunction, arg_kinds: list[Kind], wrt_positions: li
                 float_dtype: str) -> Transform:
     callees: list[Transform] = []
 
-    def link(callee: Any, kinds: list[Kind]) -> Transform:
+    def link(callee: Any, kinds: list[Kind], call: Any = None) -> Transform:
         positions = [i for i, k in enumerate(kinds) if carries_derivative(k)]
-        t = transform(callee, kinds, positions, float_dtype)
+        try:
+            t = transform(callee, kinds, positions, float_dtype)
+        except _Recursion as rec:
+            name = rec.parsed.name
+            raise NonDifferentiableError(
+                f"recursive call to '{name}' cannot be differentiated",
+                parsed.location(call) if call is not None else None,
+                f"rewrite '{name}' as a loop, or give it a derivative with "
+                f"@ad.derivative(of={name})") from None
         if t not in callees:
             callees.append(t)
         return t
 
-    def callee_kind(callee: Any, kinds: list[Kind]) -> Kind:
-        return link(callee, kinds).result_kind
+    def callee_kind(callee: Any, kinds: list[Kind], call: Any) -> Kind:
+        return link(callee, kinds, call).result_kind
 
     normal = normalize(parsed)
     env = dict(zip(parsed.params, arg_kinds, strict=True))

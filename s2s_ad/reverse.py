@@ -149,11 +149,14 @@ class _Reverser:
         counts: Counter = Counter()
         nested: set[str] = set()
         _count_assignments(norm.node.body, True, counts, nested)
-        self.stable = {p for p in norm.params if counts[p] == 0} | {
-            n for n, c in counts.items() if c == 1 and n not in nested}
+        # read by name in the pullback: one definition (a parameter binding counts)
+        params = set(norm.params)
+        self.stable = {p for p in params if counts[p] == 0} | {
+            n for n, c in counts.items() if c == 1 and n not in nested and n not in params}
         self.adjoints: dict[str, str] = {}
         self.residuals: list[str] = []
         self.fwd_init: list[gast.stmt] = []
+        self.cursors: list[gast.stmt] = []
         self.tapes: dict[str, str] = {}
         self.links: dict[int, CalleeLink] = {}
         self.line: int | None = None
@@ -213,14 +216,20 @@ class _Reverser:
         return [write], [], slot
 
     def _push_list(self, name: str):
+        """Push on a typed list; the pullback reads it back to front with a cursor,
+        leaving it intact so the pullback can run again."""
         tape = self.namer.fresh(f"{name}_stack")
+        cursor = self.namer.fresh(f"{tape}_top")
         self.tapes[tape] = "list"
         self.residual(tape)
         self.fwd_init.append(_assign(tape, _call("List")))
-        popped = self.namer.fresh(f"{name}_popped")
+        self.cursors.append(_assign(cursor, _call("len", load(tape))))
+        read = self.namer.fresh(f"{name}_read")
         push = gast.Expr(value=_call(f"{tape}.append", load(name)))
         set_anno(push, "line", self.line)
-        return [push], [_assign(popped, _call(f"{tape}.pop"), self.line)], load(popped)
+        pop = [_aug(cursor, gast.Sub(), const(1), self.line),
+               _assign(read, _index(load(tape), load(cursor)), self.line)]
+        return [push], pop, load(read)
 
     # -- adjoint accumulation -------------------------------------------------------
     def accumulate(self, name: str, kind: Kind, value: gast.expr) -> list[gast.stmt]:
@@ -267,6 +276,12 @@ class _Reverser:
         value = s.value
         if isinstance(value, gast.Call):
             prim = classify(value)
+            template = prim.rule.forward_template() if prim.what == "rule" else None
+            if template is not None:
+                new = copy.copy(s)
+                new.value = _substitute(template, dict(zip(prim.rule.params, prim.operands,
+                                                           strict=False)))
+                return new
             if prim.what == "function":
                 link = self.link(prim)
                 new = copy.copy(s)
@@ -302,7 +317,7 @@ class _Reverser:
     def _unknown_call(self, s: gast.stmt, prim: Primitive) -> NonDifferentiableError:
         callee = prim.callee
         name = getattr(callee, "__name__", repr(callee))
-        loc = self.norm.parsed.location(s)
+        loc = self.norm.parsed.location(s.value if hasattr(s.value, "lineno") else s)
         return NonDifferentiableError(
             f"'{name}' has no derivative rule and no Python source to differentiate", loc,
             f"register one with @ad.derivative(of={name}), or mark the value with "
@@ -480,7 +495,7 @@ class _Reverser:
                                                   ctx=gast.Store())],
                               value=load(residuals_arg), type_comment=None)] \
             if self.residuals else []
-        reverse_part = inits + seed + rev_body
+        reverse_part = self.cursors + inits + seed + rev_body
         pullback = _def(f"{name}_pullback", [residuals_arg, seed_name],
                         unpack + reverse_part + [gast.Return(value=grads)])
         fused = _def(f"{name}_value_and_grad", norm.params, self.fwd_init + fwd_body + [

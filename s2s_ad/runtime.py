@@ -44,3 +44,15 @@ def grow(tape, position):
     bigger = np.empty(max(2 * n, position + 1, 8), tape.dtype)
     bigger[:n] = tape
     return bigger
+
+
+@register_jitable
+def cbrt(x):
+    """The real cube root (``math.cbrt``, which Numba lacks)."""
+    return math.copysign(abs(x) ** (1.0 / 3.0), x)
+
+
+@register_jitable
+def fmod(x, y):
+    """C's fmod (``math.fmod``, which Numba lacks): the result has the sign of x."""
+    return np.fmod(x, y) + 0.0

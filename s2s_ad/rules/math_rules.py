@@ -54,12 +54,14 @@ register(math.exp2, Rule("math.exp2", ("x",), {"x": "g * z * math.log(2.0)"}))
 register(math.log, Rule("math.log", ("x",), {"x": "g / x"}), nargs=1)
 register(math.log, Rule("math.log", ("x", "base"),
                         {"x": "g / (x * math.log(base))",
-                         "base": "-g * z / (base * math.log(base))"}), nargs=2)
+                         "base": "-g * z / (base * math.log(base))"},
+                        forward="math.log(x) / math.log(base)"), nargs=2)
 register(math.log1p, Rule("math.log1p", ("x",), {"x": "g / (1.0 + x)"}))
 register(math.log2, Rule("math.log2", ("x",), {"x": "g / (x * math.log(2.0))"}))
 register(math.log10, Rule("math.log10", ("x",), {"x": "g / (x * math.log(10.0))"}))
 register(math.sqrt, Rule("math.sqrt", ("x",), {"x": "g * 0.5 / z"}))
-register(math.cbrt, Rule("math.cbrt", ("x",), {"x": "g / (3.0 * z * z)"}))
+register(math.cbrt, Rule("math.cbrt", ("x",), {"x": "g / (3.0 * z * z)"},
+                         forward="rt.cbrt(x)"))
 register(math.pow, Rule("math.pow", ("a", "b"), {"a": "g * b * a ** (b - 1.0)",
                                                  "b": "g * z * rt.log_or_zero(a)"}))
 
@@ -70,7 +72,8 @@ register(math.erfc, Rule("math.erfc", ("x",),
 register(math.fabs, Rule("math.fabs", ("x",), {"x": "g * rt.sign(x)"}))
 register(math.copysign, Rule("math.copysign", ("x", "y"),
                              {"x": "g * rt.sign(x) * math.copysign(1.0, y)"}))
-register(math.fmod, Rule("math.fmod", ("x", "y"), {"x": "g", "y": "-g * ((x - z) / y)"}))
+register(math.fmod, Rule("math.fmod", ("x", "y"), {"x": "g", "y": "-g * ((x - z) / y)"},
+                         forward="rt.fmod(x, y)"))
 
 # ---- non-differentiable: piecewise constant or not numbers -------------------
 for _fn in (math.floor, math.ceil, math.trunc):

@@ -34,6 +34,7 @@ class Rule:
     params: tuple[str, ...]
     adjoints: dict[str, str] = field(default_factory=dict)
     kind: str = "float"
+    forward: str | None = None  # how generated code computes the value, when not emit(...)
 
     @property
     def differentiable(self) -> bool:
@@ -42,6 +43,10 @@ class Rule:
     def template(self, param: str) -> gast.expr:
         """The adjoint template of ``param`` as a gast expression."""
         return _parse_template(self.adjoints[param])
+
+    def forward_template(self) -> gast.expr | None:
+        """The template computing the value, if the rule has one."""
+        return _parse_template(self.forward) if self.forward else None
 
     def needs(self, param: str) -> frozenset[str]:
         """Template names (arguments and ``z``) the adjoint of ``param`` reads."""

@@ -1,0 +1,343 @@
+"""The problems of ``problems.py`` for the peer tools, and hand-written Numba gradients.
+
+Every peer is optional: ``available_tools()`` imports what is installed and says
+why the rest is skipped.  Each ``make_*`` returns ``{problem name: grad(*args)}``
+where ``grad`` returns a tuple of floats, one per differentiated parameter, so
+the runner can compare and time every tool the same way.
+
+How each peer is written (the idiomatic way to get a fast gradient of a loop):
+
+- autograd: the same Python loops, with ``autograd.numpy`` in place of ``math``
+  (autograd traces Python, so loops and branches work as written).
+- JAX: ``jax.jit(jax.grad(f), static_argnums=n)`` with the loops as
+  ``lax.fori_loop`` and branches as ``jnp.where``.  Reverse mode through
+  ``lax.while_loop`` is not supported by JAX, so Kepler's Newton solve runs a
+  fixed 50 iterations and freezes the iterate once converged (the same values
+  as the early ``break``, at up to 50 / ~5 times the work).
+- PyTorch: 0-d float64 tensors, the same Python loops, ``backward()``.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+
+import numba
+import numpy as np
+
+# --------------------------------------------------------------------------------------
+# Hand-written reverse mode in Numba (the "what would an expert write" baseline)
+# --------------------------------------------------------------------------------------
+
+
+@numba.njit(cache=False)
+def oscillator_grad_by_hand(k, c, a, n):
+    dt = 0.01
+    xs = np.empty(n)
+    vs = np.empty(n)
+    x = 1.0
+    v = 0.0
+    for i in range(n):
+        xs[i] = x
+        vs[i] = v
+        acc = -k * x - c * v - a * x * x * x
+        x = x + dt * v
+        v = v + dt * acc
+    d_loss = 1.0 / n
+    d_x = 0.0
+    d_v = 0.0
+    d_k = 0.0
+    d_c = 0.0
+    d_a = 0.0
+    for i in range(n - 1, -1, -1):
+        x = xs[i]
+        v = vs[i]
+        d_x += d_loss * 2.0 * (x + dt * v)
+        d_acc = dt * d_v
+        d_v_pre = d_v + dt * d_x
+        d_x_pre = d_x
+        d_k -= x * d_acc
+        d_c -= v * d_acc
+        d_a -= x * x * x * d_acc
+        d_x_pre += (-k - 3.0 * a * x * x) * d_acc
+        d_v_pre -= c * d_acc
+        d_x = d_x_pre
+        d_v = d_v_pre
+    return d_k, d_c, d_a
+
+
+@numba.njit(cache=False)
+def rosenbrock_chain_grad_by_hand(p, q, n):
+    xs = np.empty(n + 1)
+    x = p
+    xs[0] = x
+    for i in range(n):
+        x = p + q * math.sin(x) + 0.1 * math.cos(0.001 * i)
+        xs[i + 1] = x
+    d_total = 1.0 / n
+    d_p = 0.0
+    d_q = 0.0
+    d_x = 0.0          # cotangent of x after iteration i (= x_next of iteration i)
+    for i in range(n - 1, -1, -1):
+        x = xs[i]
+        x_next = xs[i + 1]
+        r = 200.0 * (x_next - x * x) * d_total
+        d_next = d_x + r
+        d_p += d_next
+        d_q += math.sin(x) * d_next
+        d_x = d_next * q * math.cos(x) - 2.0 * x * r - 2.0 * (1.0 - x) * d_total
+    return d_p + d_x, d_q
+
+
+def make_hand_numba() -> dict[str, Callable]:
+    return {"oscillator": oscillator_grad_by_hand,
+            "rosenbrock_chain": rosenbrock_chain_grad_by_hand}
+
+
+# --------------------------------------------------------------------------------------
+# autograd
+# --------------------------------------------------------------------------------------
+
+
+def make_autograd() -> dict[str, Callable]:
+    import autograd
+    import autograd.numpy as anp
+
+    def duffing_force(x, v, k, c, a):
+        return -k * x - c * v - a * x * x * x
+
+    def oscillator(k, c, a, n):
+        x = 1.0
+        v = 0.0
+        dt = 0.01
+        loss = 0.0
+        for _ in range(n):
+            acc = duffing_force(x, v, k, c, a)
+            x = x + dt * v
+            v = v + dt * acc
+            loss = loss + x * x
+        return loss / n
+
+    def rosenbrock_chain(p, q, n):
+        x = p
+        total = 0.0
+        for i in range(n):
+            x_next = p + q * anp.sin(x) + 0.1 * math.cos(0.001 * i)
+            total = total + 100.0 * (x_next - x * x) ** 2 + (1.0 - x) ** 2
+            x = x_next
+        return total / n
+
+    def kepler(e, m0, n):
+        total = 0.0
+        for i in range(n):
+            m = m0 + 0.001 * i
+            big_e = m
+            it = 0
+            while it < 50:
+                step = (big_e - e * anp.sin(big_e) - m) / (1.0 - e * anp.cos(big_e))
+                big_e = big_e - step
+                it += 1
+                if anp.abs(step) < 1e-12:
+                    break
+            total = total + anp.cos(big_e)
+        return total / n
+
+    def logistic_branches(r, w, n):
+        x = 0.3
+        loss = 0.0
+        for _ in range(n):
+            x_new = r * x * (1.0 - x)
+            if x_new > 0.5:
+                loss = loss + w * (x_new - 0.5) ** 2
+                x = x_new - 0.01 * w * (x_new - 0.5)
+                continue
+            loss = loss + anp.exp(-w * x_new)
+            x = x_new
+        return loss / n
+
+    def wrap(f: Callable, nparams: int) -> Callable:
+        g = autograd.grad(lambda params, n: f(*params, n))
+
+        def grad(*args):
+            return tuple(float(v) for v in g(tuple(args[:nparams]), args[nparams]))
+        return grad
+
+    return {"oscillator": wrap(oscillator, 3), "rosenbrock_chain": wrap(rosenbrock_chain, 2),
+            "kepler": wrap(kepler, 2), "logistic_branches": wrap(logistic_branches, 2)}
+
+
+# --------------------------------------------------------------------------------------
+# JAX
+# --------------------------------------------------------------------------------------
+
+
+def make_jax() -> dict[str, Callable]:
+    import jax
+    import jax.numpy as jnp
+    from jax import lax
+
+    jax.config.update("jax_enable_x64", True)
+    jax.config.update("jax_platforms", "cpu")
+
+    def oscillator(k, c, a, n):
+        dt = 0.01
+
+        def step(i, s):
+            x, v, loss = s
+            acc = -k * x - c * v - a * x * x * x
+            x = x + dt * v
+            v = v + dt * acc
+            return x, v, loss + x * x
+        _, _, loss = lax.fori_loop(0, n, step, (1.0, 0.0, 0.0))
+        return loss / n
+
+    def rosenbrock_chain(p, q, n):
+        def step(i, s):
+            x, total = s
+            x_next = p + q * jnp.sin(x) + 0.1 * jnp.cos(0.001 * i)
+            total = total + 100.0 * (x_next - x * x) ** 2 + (1.0 - x) ** 2
+            return x_next, total
+        _, total = lax.fori_loop(0, n, step, (p, 0.0))
+        return total / n
+
+    def kepler(e, m0, n):
+        def solve(i, total):
+            m = m0 + 0.001 * i
+
+            def newton(_, s):
+                big_e, done = s
+                step = (big_e - e * jnp.sin(big_e) - m) / (1.0 - e * jnp.cos(big_e))
+                big_e = jnp.where(done, big_e, big_e - step)
+                return big_e, done | (jnp.abs(step) < 1e-12)
+            big_e, _ = lax.fori_loop(0, 50, newton, (m, False))
+            return total + jnp.cos(big_e)
+        return lax.fori_loop(0, n, solve, 0.0) / n
+
+    def logistic_branches(r, w, n):
+        def step(i, s):
+            x, loss = s
+            x_new = r * x * (1.0 - x)
+            high = x_new > 0.5
+            loss = loss + jnp.where(high, w * (x_new - 0.5) ** 2, jnp.exp(-w * x_new))
+            x = jnp.where(high, x_new - 0.01 * w * (x_new - 0.5), x_new)
+            return x, loss
+        _, loss = lax.fori_loop(0, n, step, (0.3, 0.0))
+        return loss / n
+
+    def wrap(f: Callable, nparams: int) -> Callable:
+        g = jax.jit(jax.grad(f, argnums=tuple(range(nparams))), static_argnums=nparams)
+
+        def grad(*args):
+            out = g(*args)
+            return tuple(float(v) for v in jax.block_until_ready(out))
+        return grad
+
+    return {"oscillator": wrap(oscillator, 3), "rosenbrock_chain": wrap(rosenbrock_chain, 2),
+            "kepler": wrap(kepler, 2), "logistic_branches": wrap(logistic_branches, 2)}
+
+
+# --------------------------------------------------------------------------------------
+# PyTorch
+# --------------------------------------------------------------------------------------
+
+
+def make_torch() -> dict[str, Callable]:
+    import torch
+
+    torch.set_num_threads(1)
+
+    def oscillator(k, c, a, n):
+        x = torch.tensor(1.0, dtype=torch.float64)
+        v = torch.tensor(0.0, dtype=torch.float64)
+        dt = 0.01
+        loss = 0.0
+        for _ in range(n):
+            acc = -k * x - c * v - a * x * x * x
+            x = x + dt * v
+            v = v + dt * acc
+            loss = loss + x * x
+        return loss / n
+
+    def rosenbrock_chain(p, q, n):
+        x = p
+        total = 0.0
+        for i in range(n):
+            x_next = p + q * torch.sin(x) + 0.1 * math.cos(0.001 * i)
+            total = total + 100.0 * (x_next - x * x) ** 2 + (1.0 - x) ** 2
+            x = x_next
+        return total / n
+
+    def kepler(e, m0, n):
+        total = 0.0
+        for i in range(n):
+            m = m0 + 0.001 * i
+            big_e = m
+            it = 0
+            while it < 50:
+                step = (big_e - e * torch.sin(big_e) - m) / (1.0 - e * torch.cos(big_e))
+                big_e = big_e - step
+                it += 1
+                if abs(step.item()) < 1e-12:
+                    break
+            total = total + torch.cos(big_e)
+        return total / n
+
+    def logistic_branches(r, w, n):
+        x = 0.3
+        loss = 0.0
+        for _ in range(n):
+            x_new = r * x * (1.0 - x)
+            if x_new.item() > 0.5:
+                loss = loss + w * (x_new - 0.5) ** 2
+                x = x_new - 0.01 * w * (x_new - 0.5)
+                continue
+            loss = loss + torch.exp(-w * x_new)
+            x = x_new
+        return loss / n
+
+    def wrap(f: Callable, nparams: int) -> Callable:
+        def grad(*args):
+            params = [torch.tensor(a, dtype=torch.float64, requires_grad=True)
+                      for a in args[:nparams]]
+            f(*params, args[nparams]).backward()
+            return tuple(float(p.grad) for p in params)
+        return grad
+
+    return {"oscillator": wrap(oscillator, 3), "rosenbrock_chain": wrap(rosenbrock_chain, 2),
+            "kepler": wrap(kepler, 2), "logistic_branches": wrap(logistic_branches, 2)}
+
+
+PEERS = {"autograd": ("autograd", make_autograd),
+         "jax": ("jax", make_jax),
+         "torch": ("torch", make_torch)}
+
+
+def available_peers(wanted: set[str] | None = None
+                    ) -> tuple[dict[str, dict[str, Callable]], dict[str, str], dict[str, str]]:
+    """(tools, versions, skipped): the installed peers' gradient functions (of those in
+    ``wanted``, default all), their versions, and why each missing one is skipped."""
+    import importlib
+
+    tools: dict[str, dict[str, Callable]] = {}
+    versions: dict[str, str] = {}
+    skipped: dict[str, str] = {}
+    for name, (module, make) in PEERS.items():
+        if wanted is not None and name not in wanted:
+            continue
+        try:
+            mod = importlib.import_module(module)
+            tools[name] = make()
+            versions[name] = _version(module, mod)
+            if name == "jax":
+                versions["jaxlib"] = _version("jaxlib", mod)
+        except Exception as exc:  # an optional peer: any import failure means skip
+            skipped[name] = f"{type(exc).__name__}: {exc}"
+    return tools, versions, skipped
+
+
+def _version(dist: str, module) -> str:
+    from importlib import metadata
+    try:
+        return metadata.version(dist)
+    except metadata.PackageNotFoundError:
+        return getattr(module, "__version__", "?")
