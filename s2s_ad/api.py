@@ -36,6 +36,16 @@ def _is_differentiable_value(value: Any) -> bool:
     return False
 
 
+def _type_key(value: Any) -> Any:
+    """What decides the generated code and its compiled specialisation for a value."""
+    if isinstance(value, np.ndarray):
+        return (np.ndarray, value.dtype, value.ndim, value.flags.c_contiguous,
+                value.flags.f_contiguous)
+    if isinstance(value, tuple):
+        return tuple(_type_key(v) for v in value)
+    return type(value)
+
+
 def _cast_like(grad: Any, arg: Any) -> Any:
     """The cotangent ``grad`` in the type (and dtype) of the argument ``arg``."""
     if isinstance(arg, tuple):
@@ -89,6 +99,7 @@ class DifferentiableFunction:
         self.jit = jit
         self.status: dict[str, tuple[str, str]] = {}
         self.last: Transform | None = None
+        self._entries: dict[tuple, tuple[Transform, Callable]] = {}
         functools.update_wrapper(self, fn)
         self.error: NonDifferentiableError | None = None
         try:
@@ -110,8 +121,7 @@ class DifferentiableFunction:
     def __call__(self, *args: Any) -> Any:
         if self.error is not None:
             raise self.error
-        t = self.prepare(args)
-        return self.run(t, t.generated.primal.name, args)
+        return self.entry("primal", args)[1](*args)
 
     # -- preparation and running ------------------------------------------------------
     def wrt_positions(self, args: tuple) -> list[int]:
@@ -160,6 +170,20 @@ class DifferentiableFunction:
 
     def run(self, t: Transform, name: str, args: tuple) -> Any:
         return self.callable_for(t, name, args)(*args)
+
+    def entry(self, role: str, args: tuple) -> tuple[Transform, Callable]:
+        """(transform, callable) of generated function ``role`` for ``args``.
+
+        The hot path: after the first call with given argument types this is one
+        dictionary lookup; Numba's dispatcher then picks the compiled code.
+        """
+        key = (role, tuple(_type_key(a) for a in args))
+        hit = self._entries.get(key)
+        if hit is None:
+            t = self.prepare(args)
+            hit = (t, self.callable_for(t, getattr(t.generated, role).name, args))
+            self._entries[key] = hit
+        return hit
 
 
 _wrappers: dict[Any, DifferentiableFunction] = {}
@@ -279,9 +303,9 @@ def value_and_gradient(f: Callable) -> Callable:
     df = _as_differentiable(f)
 
     def value_and_gradient_of(*args: Any) -> tuple[Any, Any]:
-        t = df.prepare(args)
+        t, fused = df.entry("fused", args)
         _scalar_result(t)
-        value, raw = df.run(t, t.generated.fused.name, args)
+        value, raw = fused(*args)
         return value, _grads(df, t, raw, args)
 
     return value_and_gradient_of
@@ -309,14 +333,17 @@ def value_with_pullback(f: Callable, *args: Any) -> tuple[Any, Callable]:
     6.0
     """
     df = _as_differentiable(f)
-    t = df.prepare(args)
-    value, residuals = df.run(t, t.generated.forward.name, args)
+    t, forward = df.entry("forward", args)
+    value, residuals = forward(*args)
+    compiled: list[Callable] = []
 
     def pullback_of(cotangent: Any) -> Any:
         if isinstance(cotangent, int | float | np.number):
             cotangent = float(cotangent)
-        raw = df.run(t, t.generated.pullback.name, (residuals, cotangent))
-        return _grads(df, t, raw, args)
+        pair = (residuals, cotangent)
+        if not compiled:
+            compiled.append(df.callable_for(t, t.generated.pullback.name, pair))
+        return _grads(df, t, compiled[0](*pair), args)
 
     return value, pullback_of
 

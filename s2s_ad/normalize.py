@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import copy
 import inspect
+import math
 import numbers
 import types
 from dataclasses import dataclass, field
@@ -288,7 +289,7 @@ class _Normalizer:
         if target is range:
             raise self.error(node, "range(...) is only supported as a for-loop iterable")
         args, keywords = self.bind(node, target)
-        if target in (min, max) and len(args) > 2 and not keywords:
+        if target in (min, max, math.hypot) and len(args) > 2 and not keywords:
             # max(a, b, c) -> max(max(a, b), c): same value, same first-wins ties
             acc = args[0]
             for a in args[1:-1]:

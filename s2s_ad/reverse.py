@@ -60,6 +60,7 @@ class Generated:
     fused: gast.FunctionDef
     links: list[CalleeLink]
     residuals: list[str]
+    residual_kinds: list[Kind]
     tapes: dict[str, str]  # tape name -> "preallocated" | "growable" | "list"
 
 
@@ -155,6 +156,7 @@ class _Reverser:
             n for n, c in counts.items() if c == 1 and n not in nested and n not in params}
         self.adjoints: dict[str, str] = {}
         self.residuals: list[str] = []
+        self.residual_kinds: list[Kind] = []
         self.fwd_init: list[gast.stmt] = []
         self.cursors: list[gast.stmt] = []
         self.tapes: dict[str, str] = {}
@@ -175,9 +177,10 @@ class _Reverser:
             return self.kinds.get(atom.id, "unknown")
         return kind_of_value(atom.value)
 
-    def residual(self, name: str) -> None:
+    def residual(self, name: str, kind: Kind = "unknown") -> None:
         if name not in self.residuals:
             self.residuals.append(name)
+            self.residual_kinds.append(kind)
 
     # -- saving values for the pullback -------------------------------------------
     def save(self, atom: gast.expr, ctx: _Ctx) -> tuple[list[gast.stmt], list[gast.stmt],
@@ -187,12 +190,12 @@ class _Reverser:
             return [], [], atom
         name, kind = atom.id, self.kind(atom)
         if name in self.stable:
-            self.residual(name)
+            self.residual(name, kind)
             return [], [], load(name)
         numeric = kind in NUMERIC
         if ctx.top or (ctx.loop is None and numeric):
             copy_name = self.namer.fresh(f"{name}_saved")
-            self.residual(copy_name)
+            self.residual(copy_name, kind)
             if not ctx.top:
                 self.fwd_init.append(_assign(copy_name, self._zero_value(kind)))
             return [_assign(copy_name, load(name), self.line)], [], load(copy_name)
@@ -344,20 +347,18 @@ class _Reverser:
         pops: list[gast.stmt] = []
         head, g = self._grad_source(target, prim)
         contributions: list[gast.stmt] = []
-        saved: dict[str, gast.expr] = {}
+        saved: dict[tuple, gast.expr] = {}
 
         def value_of(tname: str) -> gast.expr:
-            if tname not in saved:
-                if tname == "z":
-                    f, p, e = self.save(load(target), ctx)
-                    after.extend(f)
-                else:
-                    atom = prim.operands[prim.rule.params.index(tname)]
-                    f, p, e = self.save(atom, ctx)
-                    before.extend(f)
+            atom = load(target) if tname == "z" else prim.operands[
+                prim.rule.params.index(tname)]
+            key = (tname == "z", atom.id if isinstance(atom, gast.Name) else tname)
+            if key not in saved:  # x * x saves x once
+                f, p, e = self.save(atom, ctx)
+                (after if tname == "z" else before).extend(f)
                 pops[:0] = p
-                saved[tname] = e
-            return saved[tname]
+                saved[key] = e
+            return saved[key]
 
         for pos, atom in prim.differentiable_operands():
             if not self.active(atom):
@@ -393,7 +394,7 @@ class _Reverser:
                                                    ctx=gast.Store())],
                                value=call, type_comment=None)
         set_anno(fwd_call, "line", self.line)
-        f, p, res_expr = self.save(load(res), ctx)
+        f, p, res_expr = self.save_residuals(res, link, ctx)
         head, g = self._grad_source(target, prim)
         grads = self.namer.fresh(f"{link.primal}_grads")
         rev = [self._header()] + p + head + [
@@ -404,6 +405,25 @@ class _Reverser:
             if self.active(atom):
                 rev += self.accumulate(atom.id, self.kind(atom), _index(load(grads), out_index))
         return [fwd_call] + f, rev + self._reset(target, prim)
+
+    def save_residuals(self, res: str, link: CalleeLink, ctx: _Ctx):
+        """Save a callee's residual tuple; element by element when all are numbers,
+        so loops keep them in (preallocated) arrays rather than lists of tuples."""
+        kinds = link.transform.generated.residual_kinds
+        if ctx.top or not kinds or not all(k in NUMERIC for k in kinds):
+            return self.save(load(res), ctx)
+        fwd: list[gast.stmt] = []
+        pops: list[gast.stmt] = []
+        reads: list[gast.expr] = []
+        for i, kind in enumerate(kinds):
+            part = self.namer.fresh(f"{res}_{i}")
+            self.kinds[part] = kind
+            fwd.append(_assign(part, _index(load(res), i), self.line))
+            f, p, e = self.save(load(part), ctx)
+            fwd += f
+            pops[:0] = p
+            reads.append(e)
+        return fwd, pops, _tuple(reads)
 
     # -- control flow ---------------------------------------------------------------------
     def if_(self, s: gast.If, ctx: _Ctx) -> tuple[list, list]:
@@ -434,7 +454,7 @@ class _Reverser:
         pre: list[gast.stmt] = []
         head: list[gast.stmt] = [_aug(info.counter, gast.Add(), const(1), line)]
         if info.tapes:
-            self.residual(info.position)
+            self.residual(info.position, "int")
             self.fwd_init.append(_assign(info.position, const(-1)))
             head.append(_aug(info.position, gast.Add(), const(1), line))
             if prealloc:
@@ -504,7 +524,7 @@ class _Reverser:
         primal = _def(name, norm.params, primal_body)
         return Generated(primal=primal, forward=forward, pullback=pullback, fused=fused,
                          links=list(self.links.values()), residuals=self.residuals,
-                         tapes=self.tapes)
+                         residual_kinds=self.residual_kinds, tapes=self.tapes)
 
     def _primal(self, s: gast.stmt) -> gast.stmt:
         if isinstance(s, gast.Assign | gast.Expr):

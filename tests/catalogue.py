@@ -851,6 +851,178 @@ def nested_def_closure(x, y):
     return scaled(x) * x
 
 
+# --- harder cases: overwrites inside iterations, zero gradients, mixed control -------------
+
+
+def identity(x):
+    return x
+
+
+def constant_result(x):
+    return 3.0
+
+
+def ignores_one_parameter(x, y):
+    return x * 2.0
+
+
+def early_return_constant(x, y):
+    if x > 5.0:
+        return 1.0
+    return x * y
+
+
+def self_cancelling(x, y):
+    return (x - x) * y + x / x + y * x / x
+
+
+def deep_composition(x):
+    return math.sin(math.cos(math.exp(x))) * math.sqrt(math.log1p(x * x))
+
+
+def negative_base_int_exponent(x, n):
+    return x**n + math.pow(x, n) + x**3
+
+
+def math_log_int_base(x):
+    return math.log(x, 10) + math.log(x * x, 2)
+
+
+def math_hypot_three_arguments(x, y):
+    return math.hypot(x, y, 2.0)
+
+
+def overwrite_within_iteration(x, n):
+    s = 0.0
+    for i in range(n):
+        t = x * (i + 1)
+        s += t * t
+        t = math.sin(t)
+        s += t
+    return s
+
+
+def loop_squares_carried_value(x, n):
+    s = x
+    for _ in range(n):
+        s = s * s * 0.5 + 0.3
+    return s
+
+
+def loop_branch_switches_variable(x, y, n):
+    a, b = x, y
+    for i in range(n):
+        if i % 2 == 0:
+            a = a * x + b
+        else:
+            b = b * 0.5 + a * y
+    return a - b
+
+
+def loop_swap_each_iteration(x, y, n):
+    a, b = x, y
+    for _ in range(n):
+        a, b = b, a
+        a = a * 1.1 + b
+    return a * b
+
+
+def loop_all_augmented_operators(x, n):
+    s = x
+    for i in range(n):
+        s += x
+        s -= 0.1 * i
+        s *= 1.05
+        s /= 1.0 + x
+        s **= 1.1
+    return s
+
+
+def loop_selection_changes(x, y, n):
+    s = 0.0
+    for i in range(n):
+        s += min(x * i, y) + max(x - i, 0.1 * y) + abs(x - i)
+    return s
+
+
+def loop_power_active_exponent(x, y, n):
+    s = 0.0
+    for i in range(1, n):
+        s += x ** (y * i)
+    return s
+
+
+def nested_loop_break_and_continue(x, n):
+    s = 0.0
+    for i in range(n):
+        for j in range(n):
+            if j == i:
+                continue
+            if j > i + 2:
+                break
+            s += x ** (i + j) / (1.0 + j)
+    return s
+
+
+def negative_step_with_break(x):
+    s = 1.0
+    for i in range(10, 0, -1):
+        s = s * x + i
+        if s > 30.0:
+            break
+    return s
+
+
+def for_with_early_return_in_while(x, n):
+    s = x
+    for i in range(n):
+        while s < 2.0 + i:
+            s = s * 1.3
+            if s > 3.5:
+                return s * x
+    return s + x
+
+
+def while_condition_counter_and_data(x, n):
+    i = 0
+    s = 0.0
+    while i < n and s < 10.0:
+        s = s + x * i
+        i += 1
+    return s * x
+
+
+def int_parameter_reassigned(x, n):
+    n = n + 2
+    s = 0.0
+    for i in range(n):
+        s += x / (i + n)
+    return s
+
+
+def call_in_while(x):
+    s = x
+    while s < 40.0:
+        s = _square(s) + 0.5
+    return s
+
+
+def call_tuple_in_loop(r, theta, n):
+    s = 0.0
+    for i in range(n):
+        px, py = _polar_to_cartesian(r, theta * i)
+        s += px * py
+    return s
+
+
+def call_repeated_composition(x):
+    return _softplus(_softplus(_softplus(x)))
+
+
+def call_same_argument_twice(x, y):
+    return _sum_of_squares(x, x) * _sum_of_squares(y, x)
+
+
 # --- the catalogue ------------------------------------------------------------------------
 
 CATALOGUE: list[Case] = [
@@ -1009,4 +1181,33 @@ CATALOGUE: list[Case] = [
     Case("nested_def_with_loop", nested_def_with_loop, (0.3, 4)),
     Case("nested_def_returning_tuple", nested_def_returning_tuple, (0.7, 1.9)),
     Case("nested_def_closure", nested_def_closure, (0.7, 1.9)),
+    # harder cases
+    Case("identity", identity, (0.9,)),
+    Case("constant_result", constant_result, (0.9,)),
+    Case("ignores_one_parameter", ignores_one_parameter, (0.9, 1.4)),
+    Case("early_return_constant_taken", early_return_constant, (6.0, 1.4)),
+    Case("early_return_constant_skipped", early_return_constant, (0.6, 1.4)),
+    Case("self_cancelling", self_cancelling, (0.7, 1.9)),
+    Case("deep_composition", deep_composition, (0.8,)),
+    Case("negative_base_int_exponent", negative_base_int_exponent, (-1.3, 3)),
+    Case("math_log_int_base", math_log_int_base, (3.7,)),
+    Case("math_hypot_three_arguments", math_hypot_three_arguments, (1.2, -0.8)),
+    Case("overwrite_within_iteration", overwrite_within_iteration, (0.4, 5)),
+    Case("loop_squares_carried_value", loop_squares_carried_value, (0.9, 6)),
+    Case("loop_branch_switches_variable", loop_branch_switches_variable, (0.7, 0.6, 7)),
+    Case("loop_swap_each_iteration", loop_swap_each_iteration, (0.7, 1.3, 5)),
+    Case("loop_all_augmented_operators", loop_all_augmented_operators, (0.8, 4)),
+    Case("loop_selection_changes", loop_selection_changes, (1.3, 1.9, 5)),
+    Case("loop_power_active_exponent", loop_power_active_exponent, (1.2, 0.7, 5)),
+    Case("nested_loop_break_and_continue", nested_loop_break_and_continue, (0.9, 6)),
+    Case("negative_step_with_break", negative_step_with_break, (1.7,)),
+    Case("for_with_early_return_in_while", for_with_early_return_in_while, (1.1, 4)),
+    Case("for_with_early_return_in_while_fallthrough", for_with_early_return_in_while, (1.1, 1)),
+    Case("while_condition_counter_and_data", while_condition_counter_and_data, (0.9, 8)),
+    Case("while_condition_counter_and_data_by_count", while_condition_counter_and_data, (0.3, 6)),
+    Case("int_parameter_reassigned", int_parameter_reassigned, (0.8, 3)),
+    Case("call_in_while", call_in_while, (1.3,)),
+    Case("call_tuple_in_loop", call_tuple_in_loop, (1.4, 0.3, 5)),
+    Case("call_repeated_composition", call_repeated_composition, (0.2,)),
+    Case("call_same_argument_twice", call_same_argument_twice, (0.7, 1.1)),
 ]

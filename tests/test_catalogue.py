@@ -33,6 +33,10 @@ def differentiable(case: Case, jit):
     return ad.differentiable(case.fn, jit=jit)
 
 
+def case_named(name: str) -> Case:
+    return next(case for case in CATALOGUE if case.name == name)
+
+
 def seed_of(case: Case) -> int:
     return zlib.crc32(case.name.encode())
 
@@ -137,6 +141,55 @@ def test_numpy_scalar_gradient_keeps_dtype(case, dtype, jit):
     for g, r in zip(as_tuple(gradient, count), reference, strict=True):
         assert type(g) is dtype, f"gradient entry {g!r} is {type(g).__name__}, not {dtype.__name__}"
         assert abs(float(g) - r) <= rtol * max(1.0, abs(r)), f"{float(g)!r} vs float64 {r!r}"
+
+
+# float16 rounds at about 1e-3, so a few chained operations may reach 1e-2.
+PYTHON_ONLY_DTYPES = [
+    pytest.param(np.float16, 2e-2, id="float16"),
+    pytest.param(np.longdouble, 1e-12, id="longdouble"),
+]
+
+
+@pytest.mark.parametrize(("dtype", "rtol"), PYTHON_ONLY_DTYPES)
+@pytest.mark.parametrize("case", FLOAT32_CASES)
+def test_dtypes_numba_cannot_take_keep_dtype_on_python_path(case, dtype, rtol):
+    args = _with_dtype(case.args, dtype)
+    count = len(differentiable_indices(args))
+    reference = as_tuple(ad.gradient(differentiable(case, False))(*in_float64(args)), count)
+    for jit in (False, "auto"):
+        gradient = as_tuple(ad.gradient(differentiable(case, jit))(*args), count)
+        for g, r in zip(gradient, reference, strict=True):
+            assert type(g) is dtype, f"gradient entry {g!r} is {type(g).__name__}"
+            assert abs(float(g) - r) <= rtol * max(1.0, abs(r)), f"{float(g)!r} vs float64 {r!r}"
+    explanation = ad.explain(differentiable(case, "auto"), *args)
+    assert explanation.path == "python"
+    assert explanation.reason, "a fallback must say why"
+    with pytest.raises(ad.JitError):
+        ad.gradient(differentiable(case, True))(*args)
+
+
+@pytest.mark.parametrize("jit", JIT_MODES)
+def test_mixed_dtypes_each_keep_their_own(jit):
+    x, y = np.float32(1.3), -0.7
+    gx, gy = ad.gradient(differentiable(case_named("polynomial"), jit))(x, y)
+    assert type(gx) is np.float32 and type(gy) is float
+    # polynomial: d/dx = 3x^2 - 2y, d/dy = -2x + 2y, at the float32-rounded x
+    assert abs(gx - (3 * float(x) ** 2 - 2 * y)) <= 1e-5 * 6.5
+    assert abs(gy - (-2 * float(x) + 2 * y)) <= 1e-6 * 4.0
+
+
+@pytest.mark.parametrize("jit", JIT_MODES)
+def test_numpy_int_and_bool_parameters_are_not_differentiated(jit):
+    by_name = {case.name: case for case in CATALOGUE}
+    horner_grad = ad.gradient(differentiable(by_name["horner"], jit))(0.7, np.int64(6))
+    assert type(horner_grad) is float
+    assert_relatively_close(
+        horner_grad, ad.gradient(differentiable(by_name["horner"], jit))(0.7, 6)
+    )
+    branch = by_name["branch_on_bool_true"]
+    gradient = ad.gradient(differentiable(branch, jit))(0.9, 1.7, np.bool_(True))
+    # x * y: (y, x)
+    assert gradient == (1.7, 0.9)
 
 
 def test_single_parameter_gives_bare_gradient():

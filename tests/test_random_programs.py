@@ -2,8 +2,10 @@
 
 A hypothesis strategy builds small Python functions of two or three float
 parameters (and sometimes an int loop bound ``n``) out of arithmetic, ``math``
-calls, augmented assignments, ``if``/``elif``/``else``, conditional expressions
-and ``for``-``range`` loops with loop-carried accumulators. Each program is
+calls, plain, augmented and tuple (swap) assignments, ``if``/``elif``/``else``
+(on floats, and on loop counters so the branch changes between iterations),
+conditional expressions and ``for``-``range`` loops, nested one level, with
+loop-carried accumulators. Each program is
 written to a real ``.py`` file (the compiler reads source through ``inspect``),
 imported, and differentiated:
 
@@ -27,6 +29,7 @@ from __future__ import annotations
 import importlib.util
 import itertools
 import math
+import operator
 import re
 import sys
 import warnings
@@ -47,7 +50,8 @@ from hypothesis import strategies as st
 # ---------------------------------------------------------------------------
 
 CONSTANTS = (0.5, 1.5, -0.75, 2.0, 0.25, -1.25, 3.0)
-COMPARISONS = ("<", ">", "<=", ">=")
+COMPARE = {"<": operator.lt, ">": operator.gt, "<=": operator.le, ">=": operator.ge}
+COMPARISONS = tuple(COMPARE)
 BOUNDED_FUNCTIONS = ("sin", "cos", "tanh", "atan")
 LOOP_VARIABLES = ("i", "j")
 # Names that hold ints: loop counters and the loop-bound parameter ``n``.
@@ -124,6 +128,10 @@ def render_block(stmts: list[tuple], indent: int, instrument: bool) -> list[str]
                 lines.append(f"{pad}{name} /= 1.0 + {value_src} * {value_src}")
             else:
                 lines.append(f"{pad}{name} {op} {render_expr(value, instrument)}")
+        elif kind == "unpack":
+            _, targets, values = stmt
+            sources = ", ".join(render_expr(v, instrument) for v in values)
+            lines.append(f"{pad}{', '.join(targets)} = {sources}")
         elif kind == "if":
             lines.extend(render_if(stmt, indent, instrument, keyword="if"))
         elif kind == "for":
@@ -134,6 +142,8 @@ def render_block(stmts: list[tuple], indent: int, instrument: bool) -> list[str]
             raise ValueError(f"unknown statement {kind!r}")
         if instrument and kind in ("assign", "aug"):
             lines.append(f"{pad}_val({stmt[1]})")
+        if instrument and kind == "unpack":
+            lines.extend(f"{pad}_val({name})" for name in stmt[1])
     return lines
 
 
@@ -300,6 +310,12 @@ def bounded_expr(draw, scope: Scope, depth: int) -> tuple:
 
 
 def comparison(draw, scope: Scope) -> tuple:
+    if scope.ints and draw(st.integers(0, 2)) == 0:
+        # A counter against a half-integer: the branch taken changes from one
+        # iteration to the next, which the pullback must replay in reverse.
+        counter = ("var", draw(st.sampled_from(scope.ints)))
+        threshold = ("const", draw(st.sampled_from((0.5, 1.5, 2.5))))
+        return ("cmp", draw(st.sampled_from(COMPARISONS)), counter, threshold)
     left = ("var", draw(st.sampled_from(scope.floats)))
     right = draw(
         st.one_of(
@@ -327,7 +343,7 @@ def statement(draw, names: Names, scope: Scope) -> list[tuple]:
 
     A variable it defines is added to ``scope.floats``.
     """
-    kinds = ["assign", "aug"]
+    kinds = ["assign", "aug", "unpack"]
     if scope.block_depth < 3:
         kinds.append("if")
         if scope.loop_depth < 2:
@@ -358,9 +374,31 @@ def statement(draw, names: Names, scope: Scope) -> list[tuple]:
             value = float_expr(draw, scope, 2)
         names.written.append(name)
         return [("aug", name, op, value)]
+    if kind == "unpack":
+        return [unpack_statement(draw, names, scope)]
     if kind == "if":
         return [if_statement(draw, names, scope)]
     return for_statement(draw, names, scope)
+
+
+def unpack_statement(draw, names: Names, scope: Scope) -> tuple:
+    """``a, b = e1, e2``: both sides are evaluated before either name is bound.
+
+    Often a swap or rotation of existing variables (``x, y = y, x * c``), the
+    case that breaks a transform that binds targets one at a time.
+    """
+    in_loop = scope.loop_depth > 0
+    first = draw(st.sampled_from(scope.floats))
+    second = draw(st.sampled_from([v for v in scope.floats if v != first] + [names.fresh()]))
+    if draw(st.booleans()) and second in scope.floats:
+        values = (("var", second), ("var", first))  # a swap keeps magnitudes as they are
+    else:
+        make = bounded_expr if in_loop else float_expr
+        values = (make(draw, scope, 2), make(draw, scope, 2))
+    names.written.extend((first, second))
+    if second not in scope.floats:
+        scope.floats.append(second)
+    return ("unpack", (first, second), values)
 
 
 def block(draw, names: Names, scope: Scope, min_size: int, max_size: int) -> list[tuple]:
@@ -437,9 +475,7 @@ class Trace:
         self.max_magnitude = 0.0
 
     def cmp(self, left, op: str, right) -> bool:
-        outcome = {"<": left < right, ">": left > right, "<=": left <= right, ">=": left >= right}[
-            op
-        ]
+        outcome = COMPARE[op](left, right)
         self.outcomes.append(outcome)
         self.min_margin = min(self.min_margin, abs(left - right))
         return outcome
@@ -651,7 +687,7 @@ def test_python_gradient_matches_finite_differences(program, ad, program_dir):
             assert close(expected, 0.0, 0.0, ATOL), f"false zero-derivative warning\n{report}"
 
 
-@settings(max_examples=15, **COMMON_SETTINGS)
+@settings(max_examples=30, **COMMON_SETTINGS)
 @given(program=programs(max_statements=4))
 def test_numba_gradient_matches_python(program, ad, program_dir):
     reference_or_skip(program)
