@@ -24,6 +24,7 @@ from .api import (
     value_with_pullback,
 )
 from .errors import ArgumentError, JitError, NonDifferentiableError, ZeroDerivativeWarning
+from .markers import derivative, with_derivative, without_derivative
 
 __all__ = [
     "ArgumentError",
@@ -34,6 +35,7 @@ __all__ = [
     "NonDifferentiableError",
     "ZeroDerivativeWarning",
     "deferred_errors",
+    "derivative",
     "diagnose",
     "differentiable",
     "explain",
@@ -42,4 +44,6 @@ __all__ = [
     "source",
     "value_and_gradient",
     "value_with_pullback",
+    "with_derivative",
+    "without_derivative",
 ]

@@ -82,82 +82,146 @@ class ZeroDerivative:
     message: str
 
 
-def _all_names(op: gast.expr) -> list[str]:
-    return [a.id for a in classify(op).operands if isinstance(a, gast.Name)] + [
-        n.id for n in gast.walk(op) if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load)
-        and not classify(op).operands]
+def _all_names(op: gast.expr, through_cuts: bool = True) -> list[str]:
+    """Names ``op`` reads; with ``through_cuts=False``, none for ``without_derivative``."""
+    prim = classify(op)
+    if prim.what == "cut" and not through_cuts:
+        return []
+    if prim.operands:
+        return [a.id for a in prim.operands if isinstance(a, gast.Name)]
+    return [n.id for n in gast.walk(op) if isinstance(n, gast.Name)
+            and isinstance(n.ctx, gast.Load)]
 
 
-def _statements(stmts: list[gast.stmt]):
-    for s in stmts:
-        yield s
-        if isinstance(s, gast.For | gast.While | gast.If):
-            yield from _statements(s.body)
-            yield from _statements(getattr(s, "orelse", []))
+_MODES = ("smooth", "uncut", "all")
+Deps = dict[str, dict[str, frozenset]]  # variable -> mode -> parameters it depends on
 
 
-def _depends(fdef: gast.FunctionDef, start: set[str], differentiable_only: bool) -> set[str]:
-    """Variables whose value depends on ``start`` (through any or differentiable ops)."""
-    reached = set(start)
-    changed = True
-    while changed:
-        changed = False
-        for target, op in _assignments(fdef.body):
-            names = _diff_names(op) if differentiable_only else _all_names(op)
-            if target not in reached and any(n in reached for n in names):
-                reached.add(target)
-                changed = True
-    return reached
+class _Flow:
+    """Flow-sensitive dependence of every variable on the parameters.
+
+    One abstract state per program point: for each variable, the parameters it
+    depends on through differentiable operations (``smooth``), through anything
+    but ``without_derivative`` (``uncut``), and through anything (``all``).
+    Branches join, loops iterate to a fixpoint (zero trips included), so a
+    parameter overwritten before it is read depends on nothing.
+    """
+
+    def __init__(self, params: list[str]):
+        self.conditions: list[tuple[gast.AST, frozenset]] = []
+        self.cuts: dict[str, gast.AST] = {}
+        self.defined_by: dict[str, gast.AST] = {}  # variable -> expression last assigned
+        self.start: Deps = {p: {m: frozenset({p}) for m in _MODES} for p in params}
+
+    def read(self, state: Deps, name: str, mode: str) -> frozenset:
+        return state.get(name, {}).get(mode, frozenset())
+
+    def assign(self, state: Deps, s: gast.Assign) -> None:
+        op = s.value
+        smooth_names = set(_diff_names(op))
+        new = {
+            "smooth": frozenset().union(*[self.read(state, n, "smooth") for n in smooth_names]),
+            "uncut": frozenset().union(*[self.read(state, n, "uncut")
+                                        for n in _all_names(op, through_cuts=False)]),
+            "all": frozenset().union(*[self.read(state, n, "all") for n in _all_names(op)]),
+        }
+        for n in _all_names(op, through_cuts=False):
+            for p in self.read(state, n, "smooth") - new["smooth"]:
+                self.cuts.setdefault(p, op if hasattr(op, "lineno") else s)
+        state[s.targets[0].id] = new
+        if hasattr(op, "lineno"):
+            self.defined_by[s.targets[0].id] = op
+        elif isinstance(op, gast.Name) and op.id in self.defined_by:
+            self.defined_by[s.targets[0].id] = self.defined_by[op.id]
+
+    def condition(self, state: Deps, atoms: list[gast.expr], where: gast.AST) -> None:
+        deps = frozenset().union(*[self.read(state, a.id, "all") for a in atoms
+                                   if isinstance(a, gast.Name)])
+        if deps:
+            names = [a.id for a in atoms if isinstance(a, gast.Name)]
+            where = next((self.defined_by[n] for n in names if n in self.defined_by), where)
+            self.conditions.append((where, deps))
+
+    def block(self, state: Deps, stmts: list[gast.stmt]) -> Deps:
+        for s in stmts:
+            if isinstance(s, gast.Assign):
+                self.assign(state, s)
+            elif isinstance(s, gast.If):
+                self.condition(state, [s.test], s)
+                state = _join(self.block(dict(state), s.body), self.block(dict(state), s.orelse))
+            elif isinstance(s, gast.For | gast.While):
+                bounds = s.iter.args if isinstance(s, gast.For) else [s.test]
+                self.condition(state, list(bounds), s)
+                state = self.loop(state, s)
+        return state
+
+    def loop(self, state: Deps, s: gast.For | gast.While) -> Deps:
+        if isinstance(s, gast.For):
+            state = dict(state)
+            state[s.target.id] = {m: frozenset() for m in _MODES}
+        for _ in range(100):
+            after = _join(state, self.block(dict(state), s.body))
+            if after == state:
+                break
+            state = after
+        return state
+
+
+def _join(a: Deps, b: Deps) -> Deps:
+    out = dict(a)
+    for name, modes in b.items():
+        if name in out:
+            out[name] = {m: out[name][m] | modes[m] for m in _MODES}
+        else:
+            out[name] = modes
+    return out
 
 
 def zero_derivatives(fdef: gast.FunctionDef, wrt: list[str], kinds: dict[str, Kind],
                      name: str) -> list[ZeroDerivative]:
     """Differentiated parameters of ``fdef`` whose derivative is always zero.
 
-    Two cases: the parameter never reaches the result ("unused"), or reaches it
-    only through non-differentiable operations such as ``round`` or a
-    comparison ("non-differentiable", located at the first such operation).
-    Dependence through a branch condition or loop bound alone is control, not
-    data, and counts as neither.
+    Three cases: the parameter reaches the result only through
+    non-differentiable operations such as ``round`` ("non-differentiable",
+    located at the first such operation), only through the conditions of
+    branches or loop bounds ("control", located at the condition), or not at
+    all ("unused", located at the parameter).  An explicit
+    ``without_derivative`` on the way is intended and never warned about.
     """
+    flow = _Flow(list(fdef.args.args and [a.id for a in fdef.args.args]))
+    final = flow.block(dict(flow.start), fdef.body[:-1])
     result = fdef.body[-1].value
-    found: list[ZeroDerivative] = []
+    reach = {m: flow.read(final, result.id, m) if isinstance(result, gast.Name) else
+             frozenset() for m in _MODES}
     params = {a.id: a for a in fdef.args.args}
+    found: list[ZeroDerivative] = []
     for p in wrt:
-        if not carries_derivative(kinds.get(p)):
+        if not carries_derivative(kinds.get(p)) or p in reach["smooth"]:
             continue
-        smooth = _depends(fdef, {p}, differentiable_only=True)
-        if isinstance(result, gast.Name) and result.id in smooth:
-            continue
-        anything = _depends(fdef, {p}, differentiable_only=False)
-        where = params[p]
-        if isinstance(result, gast.Name) and result.id in anything:
-            stmt = _first_cut(fdef, smooth)
-            if stmt is not None:
-                where = stmt.value if hasattr(stmt.value, "lineno") else stmt
-            what = _describe(stmt.value if stmt is not None else None)
-            msg = (f"the result of {name} depends on parameter '{p}' only through "
-                   f"{what}; its derivative is always zero. Wrap the value in "
-                   "ad.without_derivative(...) if that is intended")
-            kind = "non-differentiable"
-        else:
-            msg = (f"parameter '{p}' does not affect the result of {name}; its derivative "
-                   "is always zero. Pass it with ad.without_derivative(...) or leave it out "
-                   "of wrt if that is intended")
-            kind = "unused"
-        found.append(ZeroDerivative(p, kind, where.lineno, where.col_offset + 1, msg))
+        if p in reach["all"] and p not in reach["uncut"]:
+            continue  # without_derivative cut it on purpose
+        found.append(_finding(p, name, reach, flow, params[p]))
     return found
 
 
-def _first_cut(fdef: gast.FunctionDef, smooth: set[str]) -> gast.Assign | None:
-    """The first statement that reads a smooth value but passes no derivative on."""
-    for s in _statements(fdef.body):
-        if not isinstance(s, gast.Assign):
-            continue
-        diff = set(_diff_names(s.value))
-        if any(n in smooth and n not in diff for n in _all_names(s.value)):
-            return s
-    return None
+def _finding(p: str, name: str, reach: dict, flow: _Flow, param: gast.AST) -> ZeroDerivative:
+    if p in reach["uncut"]:
+        where = flow.cuts.get(p, param)
+        msg = (f"the result of {name} depends on parameter '{p}' only through "
+               f"{_describe(where)}; its derivative is always zero. Wrap the value in "
+               "ad.without_derivative(...) if that is intended")
+        return ZeroDerivative(p, "non-differentiable", where.lineno, where.col_offset + 1, msg)
+    for where, deps in flow.conditions:
+        if p in deps:
+            msg = (f"the result of {name} depends on parameter '{p}' only through the "
+                   f"condition on line {where.lineno} (control flow, not a value); its "
+                   "derivative is always zero. Wrap the condition's value in "
+                   "ad.without_derivative(...) if that is intended")
+            return ZeroDerivative(p, "control", where.lineno, where.col_offset + 1, msg)
+    msg = (f"parameter '{p}' does not affect the result of {name}; its derivative is always "
+           "zero. If that is intended, leave it out of wrt (ad.differentiable(f, wrt=...)) "
+           "or mark where it is used with ad.without_derivative(...)")
+    return ZeroDerivative(p, "unused", param.lineno, param.col_offset + 1, msg)
 
 
 def _describe(op: gast.AST | None) -> str:

@@ -21,6 +21,7 @@ import numpy as np
 
 from .errors import ArgumentError, JitError, NonDifferentiableError
 from .kinds import kind_of_value
+from .markers import calling_wrapper, custom_derivative
 from .pipeline import Transform, parsed_function, stage_source, transform
 
 JitOption = bool | str
@@ -147,7 +148,10 @@ class DifferentiableFunction:
         kinds = [kind_of_value(a) for a in args]
         dtype = "np.longdouble" if any(isinstance(a, np.longdouble) for a in args) \
             else "np.float64"
-        t = transform(self.fn, kinds, positions, dtype)
+        target = self.fn
+        if custom_derivative(self.fn) is not None:
+            target = calling_wrapper(self.fn, parsed_function(self.fn))
+        t = transform(target, kinds, positions, dtype)
         t.warn_zero_derivatives()
         self.last = t
         return t

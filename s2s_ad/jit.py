@@ -13,6 +13,7 @@ import os
 import re
 import sys
 import types
+import warnings
 from pathlib import Path
 from typing import Any
 
@@ -63,8 +64,9 @@ class GeneratedModule:
     """
 
     def __init__(self, path: Path, source: str, functions: list[str],
-                 bind_python: dict[str, Any], bind_numba: Any):
+                 bind_python: dict[str, Any], bind_numba: Any, python_only: str = ""):
         self.path = path
+        self.python_only = python_only
         self.source = source
         self.functions = functions
         self._bind_python = bind_python
@@ -109,6 +111,8 @@ class GeneratedModule:
         The reason is ``""`` when Numba compiled it.  A failure is remembered per
         argument types, so the next call does not try again.
         """
+        if self.python_only:
+            return None, self.python_only
         try:
             sig = tuple(numba.typeof(a) for a in args)
         except NUMBA_ERRORS as exc:
@@ -118,7 +122,10 @@ class GeneratedModule:
             return None, self.failures[key]
         try:
             dispatcher = self.numba(name)
-            dispatcher.compile(sig)
+            with warnings.catch_warnings():  # ctypes pointers cannot be cached: fine
+                warnings.filterwarnings("ignore", "Cannot cache compiled function",
+                                        numba_errors.NumbaWarning)
+                dispatcher.compile(sig)
         except JitError as exc:
             self.failures[key] = str(exc)
             return None, self.failures[key]

@@ -12,6 +12,8 @@ else in typed lists) and to build zero cotangents of tuples.
 
 from __future__ import annotations
 
+import ctypes
+import types
 from collections.abc import Callable
 from typing import Any
 
@@ -53,6 +55,17 @@ def kind_of_value(value: Any) -> Kind:
         return "none"
     if isinstance(value, tuple):
         return tuple(kind_of_value(v) for v in value)
+    return "unknown"
+
+
+def foreign_kind(fn: Any) -> Kind:
+    """The result kind of a callable without source (a C function's ``restype``)."""
+    restype = getattr(fn, "restype", None)
+    if restype in (ctypes.c_double, ctypes.c_float, ctypes.c_longdouble):
+        return "float"
+    if restype in (ctypes.c_int, ctypes.c_long, ctypes.c_longlong, ctypes.c_short,
+                   ctypes.c_int64, ctypes.c_int32, ctypes.c_size_t):
+        return "int"
     return "unknown"
 
 
@@ -100,8 +113,18 @@ class _Kinds:
             return "str"
         if isinstance(op, gast.Constant):
             return kind_of_value(op.value)
+        if prim.what in ("hook", "cut"):
+            return kinds[0]
         if prim.what == "function":
             return None if None in kinds else self.callee_kind(prim.callee, kinds, op)
+        if prim.what == "custom":
+            if None in kinds:
+                return None
+            if isinstance(prim.callee, types.FunctionType):
+                return self.callee_kind(prim.callee, kinds, op)
+            return foreign_kind(prim.callee)
+        if prim.what == "unknown":
+            return foreign_kind(prim.callee)
         if prim.what == "rule":
             return self.rule_kind(prim, kinds, op)
         return "unknown"

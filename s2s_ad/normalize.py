@@ -100,6 +100,7 @@ class _Normalizer:
         self.temps: set[str] = set()
         self.out: list[gast.stmt] = []
         self.line = fdef.lineno
+        self.body = fdef.body
 
     # -- helpers ---------------------------------------------------------------
     def error(self, node: gast.AST, problem: str, hint: str = "") -> NonDifferentiableError:
@@ -120,6 +121,9 @@ class _Normalizer:
         self.temps.add(name)
         self.assign(name, value, like)
         return load(name)
+
+    def _used_as_value(self, name: str) -> bool:
+        return _value_uses(self.body, name)
 
     def block(self, stmts: list[gast.stmt]) -> list[gast.stmt]:
         saved, self.out = self.out, []
@@ -169,8 +173,7 @@ class _Normalizer:
                     node.id not in self.local_fns:
                 return load(node.id)
             if node.id in self.local_fns:
-                raise self.error(node, f"the local function '{node.id}' can only be called",
-                                 "call it, or define it at module level to pass it around")
+                return load(node.id)  # its def was kept: see lift()
             return self.global_value(node)
         if isinstance(node, gast.Attribute):
             return self.global_value(node)
@@ -212,8 +215,7 @@ class _Normalizer:
         if isinstance(node, gast.JoinedStr):
             return node, "text"
         if isinstance(node, gast.Lambda):
-            raise self.error(node, "a lambda can only be assigned to a name and called",
-                             "assign it to a name (f = lambda ...) and call it")
+            return node, "function"  # a Python function value (a hook): kept as written
         if is_atom(node) or isinstance(node, gast.Attribute):
             return self.atom(node), "t"
         raise self.error(node, f"{type(node).__name__} expressions are not supported")
@@ -457,7 +459,16 @@ class _Normalizer:
         self.lift(s, s.name)
 
     def lift(self, fdef: gast.FunctionDef, name: str) -> None:
-        """Lift a local function to the top level, passing what it reads as arguments."""
+        """Lift a local function to the top level, passing what it reads as arguments.
+
+        A local function also used as a value (a hook passed to
+        ``with_derivative``) keeps its ``def`` in the body as well: Python code
+        that the generated function runs as written.
+        """
+        if self._used_as_value(name):
+            kept = copy.deepcopy(fdef)
+            kept.name = name
+            self.emit(kept, fdef)
         own = {a.id for a in fdef.args.args} | _assigned_names(fdef.body)
         free = tuple(sorted((_loaded_names(fdef) - own) & (self.locals - set(self.local_fns))))
         extra = [store(v) for v in free]
@@ -470,6 +481,12 @@ class _Normalizer:
                                 key=(self.parsed.key, fdef.lineno, fdef.col_offset))
         finish_parse(parsed)
         self.local_fns[name] = LocalFunction(parsed=parsed, free=free)
+
+
+def _value_uses(body: list[gast.stmt], name: str) -> bool:
+    calls = {id(n.func) for s in body for n in gast.walk(s) if isinstance(n, gast.Call)}
+    return any(isinstance(n, gast.Name) and n.id == name and isinstance(n.ctx, gast.Load)
+               and id(n) not in calls for s in body for n in gast.walk(s))
 
 
 def _word(atom: gast.expr) -> str:

@@ -13,9 +13,12 @@ Each stage's output prints as Python: ``stage_source(f, "anf", *args)``.
 
 from __future__ import annotations
 
+import ctypes
 import warnings
 from dataclasses import dataclass, field
 from typing import Any
+
+import gast
 
 from .activity import Activity, ZeroDerivative, analyze_activity, zero_derivatives
 from .emit import digest, function_source, module_source
@@ -113,8 +116,10 @@ def _run_stages(parsed: ParsedFunction, arg_kinds: list[Kind], wrt_positions: li
                 float_dtype: str) -> Transform:
     callees: list[Transform] = []
 
-    def link(callee: Any, kinds: list[Kind], call: Any = None) -> Transform:
-        positions = [i for i, k in enumerate(kinds) if carries_derivative(k)]
+    def link(callee: Any, kinds: list[Kind], primal_only: bool = False,
+             call: Any = None) -> Transform:
+        positions = [] if primal_only else [i for i, k in enumerate(kinds)
+                                            if carries_derivative(k)]
         try:
             t = transform(callee, kinds, positions, float_dtype)
         except _Recursion as rec:
@@ -129,7 +134,7 @@ def _run_stages(parsed: ParsedFunction, arg_kinds: list[Kind], wrt_positions: li
         return t
 
     def callee_kind(callee: Any, kinds: list[Kind], call: Any) -> Kind:
-        return link(callee, kinds, call).result_kind
+        return link(callee, kinds, primal_only=True, call=call).result_kind
 
     normal = normalize(parsed)
     env = dict(zip(parsed.params, arg_kinds, strict=True))
@@ -151,7 +156,7 @@ def _load(t: Transform) -> GeneratedModule:
     functions = [(gen.primal, False), (gen.forward, False), (gen.pullback, True),
                  (gen.fused, True)]
     roles = {"primal": "primal", "forward": "forward", "pullback": "pullback"}
-    bound = ["List"]
+    bound = ["List"] + list(gen.externals)
     deps = []
     for link in gen.links:
         bound += [link.primal, link.forward, link.pullback]
@@ -162,7 +167,7 @@ def _load(t: Transform) -> GeneratedModule:
 
     def binder(kind: str):
         def bind() -> dict[str, Any]:
-            out: dict[str, Any] = {}
+            out: dict[str, Any] = dict(gen.externals)
             for link in gen.links:
                 mod = link.transform.module
                 for role in roles:
@@ -173,7 +178,29 @@ def _load(t: Transform) -> GeneratedModule:
         return bind
 
     names = [f.name for f, _ in functions]
-    return GeneratedModule(path, source, names, binder("python"), binder("numba"))
+    return GeneratedModule(path, source, names, binder("python"), binder("numba"),
+                           python_only=_python_only_reason(t))
+
+
+def _python_only_reason(t: Transform) -> str:
+    """Why ``t``'s code must not be compiled even where Numba would accept it."""
+    for node in gast.walk(t.normal.node):
+        if isinstance(node, gast.JoinedStr):
+            return (f"{t.name} formats an f-string (line {getattr(node, 'lineno', '?')}), "
+                    "which Numba would print differently")
+    for link in t.generated.links:
+        reason = link.transform.module.python_only
+        if reason:
+            return reason
+    for name, obj in t.generated.externals.items():
+        if callable(obj) and not _numba_callable(obj):
+            return f"{t.name} calls {name}, a Python object Numba cannot call"
+    return ""
+
+
+def _numba_callable(obj: Any) -> bool:
+    """Whether Numba can call ``obj`` from compiled code (ctypes functions, dispatchers)."""
+    return isinstance(obj, ctypes._CFuncPtr) or hasattr(obj, "py_func")
 
 
 def stage_source(t: Transform, stage: str) -> str:

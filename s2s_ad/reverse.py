@@ -18,7 +18,9 @@ Guarantees about the four ``FunctionDef`` trees it returns:
 
 from __future__ import annotations
 
+import builtins
 import copy
+import types
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -47,7 +49,7 @@ class CalleeLink:
     wrt_positions: list[int]
 
 
-Linker = Callable[[Any, list], Any]
+Linker = Callable[[Any, list, bool], Any]
 
 
 @dataclass
@@ -59,6 +61,7 @@ class Generated:
     pullback: gast.FunctionDef
     fused: gast.FunctionDef
     links: list[CalleeLink]
+    externals: dict[str, Any]
     residuals: list[str]
     residual_kinds: list[Kind]
     tapes: dict[str, str]  # tape name -> "preallocated" | "growable" | "list"
@@ -161,6 +164,7 @@ class _Reverser:
         self.cursors: list[gast.stmt] = []
         self.tapes: dict[str, str] = {}
         self.links: dict[int, CalleeLink] = {}
+        self.externals: dict[str, Any] = {}
         self.line: int | None = None
 
     # -- names -------------------------------------------------------------------
@@ -272,29 +276,65 @@ class _Reverser:
             return self.loop(s, ctx)
         if isinstance(s, gast.Expr) and isinstance(s.value, gast.Call):
             return [self.primal_stmt(s)], []
+        if isinstance(s, gast.FunctionDef):
+            self.bind_globals(s)
         return [s], []
 
-    def primal_stmt(self, s: gast.stmt) -> gast.stmt:
-        """``s`` with calls of Python functions redirected to their generated primal."""
-        value = s.value
-        if isinstance(value, gast.Call):
-            prim = classify(value)
-            template = prim.rule.forward_template() if prim.what == "rule" else None
-            if template is not None:
-                new = copy.copy(s)
-                new.value = _substitute(template, dict(zip(prim.rule.params, prim.operands,
-                                                           strict=False)))
-                return new
-            if prim.what == "function":
-                link = self.link(prim)
-                new = copy.copy(s)
-                new.value = gast.Call(func=load(link.primal), args=value.args, keywords=[])
-                return new
-        return s
+    def bind_globals(self, node: gast.AST) -> None:
+        """Bind the module-level names that Python code kept as written reads."""
+        namespace = self.norm.parsed.namespace
+        for n in gast.walk(node):
+            if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load) and \
+                    n.id not in self.norm.locals and n.id in namespace and \
+                    n.id not in dir(builtins):
+                self.externals.setdefault(n.id, namespace[n.id])
 
-    def link(self, prim: Primitive) -> CalleeLink:
-        kinds = [self.kind(a) for a in prim.operands]
-        transform = self.linker(prim.callee, kinds)
+    def primal_stmt(self, s: gast.stmt) -> gast.stmt:
+        """``s`` computing the original value with names the generated module has:
+        rules by their canonical name, Python functions by their generated primal,
+        anything else through an injected name."""
+        value = s.value
+        if isinstance(value, gast.Lambda):
+            self.bind_globals(value)
+        if not isinstance(value, gast.Call):
+            return s
+        new = copy.copy(s)
+        new.value = self.primal_value(value)
+        return new
+
+    def primal_value(self, value: gast.Call) -> gast.expr:
+        prim = classify(value)
+        args = list(value.args)
+        if prim.what in ("hook", "cut"):
+            return prim.operands[0]
+        if prim.what == "rule":
+            template = prim.rule.forward_template()
+            if template is not None:
+                return _substitute(template, dict(zip(prim.rule.params, prim.operands,
+                                                      strict=False)))
+            return gast.Call(func=gast.parse(prim.rule.emit, mode="eval").body, args=args,
+                             keywords=value.keywords)
+        if prim.what == "function" or (prim.what == "custom" and isinstance(
+                prim.callee, types.FunctionType)):
+            return gast.Call(func=load(self.link(prim, primal_only=True).primal), args=args,
+                             keywords=[])
+        name = self.external(prim.callee)
+        return gast.Call(func=load(name), args=args, keywords=value.keywords)
+
+    def external(self, obj: Any) -> str:
+        """A name in the generated module bound to ``obj`` when it is loaded."""
+        for name, known in self.externals.items():
+            if known is obj:
+                return name
+        name = self.namer.fresh(getattr(obj, "__name__", "external"))
+        self.externals[name] = obj
+        return name
+
+    def link(self, prim: Primitive, callee: Any = None, kinds: list | None = None,
+             primal_only: bool = False) -> CalleeLink:
+        kinds = kinds if kinds is not None else [self.kind(a) for a in prim.operands]
+        transform = self.linker(callee if callee is not None else prim.callee, kinds,
+                                primal_only)
         key = id(transform)
         if key not in self.links:
             base = transform.name
@@ -313,6 +353,10 @@ class _Reverser:
             return [self.primal_stmt(s)], []
         if prim.what == "function":
             return self.call_function(s, target, prim, ctx)
+        if prim.what == "custom":
+            return self.call_custom(s, target, prim, ctx)
+        if prim.what == "hook":
+            return self.call_hook(s, target, prim, ctx)
         if prim.what == "unknown":
             raise self._unknown_call(s, prim)
         return self.apply_rule(s, target, prim, ctx)
@@ -404,6 +448,60 @@ class _Reverser:
             atom = prim.operands[pos]
             if self.active(atom):
                 rev += self.accumulate(atom.id, self.kind(atom), _index(load(grads), out_index))
+        return [fwd_call] + f, rev + self._reset(target, prim)
+
+    def call_hook(self, s: gast.Assign, target: str, prim: Primitive, ctx: _Ctx):
+        """``v = with_derivative(x, hook)``: the pullback runs the hook on ``d_v``."""
+        x, hook = prim.operands
+        f, p, hook_expr = self.save(hook, ctx)
+        head, g = self._grad_source(target, prim)
+        cotangent = g if head else load(self.adj(target))
+        rev = [self._header()] + p + head + [
+            _assign(cotangent.id, _call("rt.run_hook", hook_expr, cotangent), self.line)]
+        if self.active(x):
+            rev += self.accumulate(x.id, self.kind(x), cotangent)
+        return f + [self.primal_stmt(s)], rev + self._reset(target, prim)
+
+    def call_custom(self, s: gast.Assign, target: str, prim: Primitive, ctx: _Ctx):
+        """A call of a function with a registered derivative (Swift's form)."""
+        custom = prim.custom
+        res = self.namer.fresh(f"{target}_pullback" if custom.split is None
+                               else f"{target}_residuals")
+        self.kinds[res] = "unknown"
+        if custom.split is not None:
+            fwd_part, pb_part = custom.split
+            fwd_link = self.link(prim, fwd_part, primal_only=True)
+            func = load(fwd_link.primal)
+        else:
+            func = load(self.external(custom.derivative))
+        call = gast.Call(func=func, args=list(prim.operands), keywords=[])
+        fwd_call = gast.Assign(targets=[gast.Tuple(elts=[store(target), store(res)],
+                                                   ctx=gast.Store())],
+                               value=call, type_comment=None)
+        set_anno(fwd_call, "line", self.line)
+        if custom.split is not None:
+            res_kind = fwd_link.transform.result_kind
+            if isinstance(res_kind, tuple):
+                self.kinds[res] = res_kind[1]
+            f, p, res_expr = self.save(load(res), ctx)
+            pb_link = self.link(prim, pb_part, [self.kinds[res], self.kinds.get(target)],
+                                primal_only=True)
+            pullback_fn = load(pb_link.primal)
+            args = [res_expr]
+        else:
+            f, p, res_expr = self.save(load(res), ctx)
+            pullback_fn, args = res_expr, []
+        head, g = self._grad_source(target, prim)
+        grads = self.namer.fresh(f"{target}_cotangents")
+        rev = [self._header()] + p + head + [
+            _assign(grads, gast.Call(func=pullback_fn, args=args + [g], keywords=[]),
+                    self.line)]
+        positions = custom.positions(len(prim.operands))
+        for k, pos in enumerate(positions):
+            atom = prim.operands[pos]
+            if self.active(atom):
+                part = load(grads) if len(positions) == 1 else _index(load(grads), k)
+                rev += self.accumulate(atom.id, self.kind(atom), part)
         return [fwd_call] + f, rev + self._reset(target, prim)
 
     def save_residuals(self, res: str, link: CalleeLink, ctx: _Ctx):
@@ -503,8 +601,8 @@ class _Reverser:
             _assign(self.adj(v), zero(self.kinds.get(v))) for v in list(self.adjoints)]
         if seed:
             seed = [_comment("the cotangent of the result seeds the pullback")] + seed
-        grads = _tuple([load(self.adjoints[p]) if p in self.adjoints else const(0.0)
-                        for p in self.wrt])
+        grads = _tuple([load(self.adjoints[p]) if p in self.adjoints
+                        else zero(self.kinds.get(p, "float")) for p in self.wrt])
         residual_tuple = _tuple([load(r) for r in self.residuals])
         name = fdef.name
         value_name = self.namer.fresh("value")
@@ -523,7 +621,8 @@ class _Reverser:
             gast.Return(value=_tuple([load(value_name), grads]))])
         primal = _def(name, norm.params, primal_body)
         return Generated(primal=primal, forward=forward, pullback=pullback, fused=fused,
-                         links=list(self.links.values()), residuals=self.residuals,
+                         links=list(self.links.values()), externals=self.externals,
+                         residuals=self.residuals,
                          residual_kinds=self.residual_kinds, tapes=self.tapes)
 
     def _primal(self, s: gast.stmt) -> gast.stmt:
@@ -584,8 +683,9 @@ def reverse(norm: NormalFunction, kinds: dict[str, Kind], activity: Activity,
             wrt: list[str], float_dtype: str, linker: Linker) -> Generated:
     """Build the primal, forward, pullback and fused functions of ``norm``.
 
-    ``linker(callee, argument_kinds)`` returns the transform of a called Python
-    function (with ``name`` and ``wrt_positions``); the pipeline provides it.
+    ``linker(callee, argument_kinds, primal_only)`` returns the transform of a
+    called Python function (with ``name`` and ``wrt_positions``; differentiating
+    nothing when ``primal_only``); the pipeline provides it.
     """
     for p in wrt:
         if not carries_derivative(kinds.get(p)):

@@ -56,3 +56,12 @@ def cbrt(x):
 def fmod(x, y):
     """C's fmod (``math.fmod``, which Numba lacks): the result has the sign of x."""
     return np.fmod(x, y) + 0.0
+
+
+def run_hook(hook, cotangent):
+    """Run a ``with_derivative`` hook: its result replaces the cotangent unless None.
+
+    Python only: a hook is a Python function, so code with hooks is not compiled.
+    """
+    replaced = hook(cotangent)
+    return cotangent if replaced is None else replaced

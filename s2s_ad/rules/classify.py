@@ -15,6 +15,7 @@ from typing import Any
 import gast
 
 from ..ir import LocalFunction, get_anno
+from ..markers import CustomDerivative, custom_derivative, with_derivative, without_derivative
 from .registry import Rule, binop_rule, lookup, unaryop_rule
 
 
@@ -24,21 +25,29 @@ class Primitive:
 
     ``what`` is one of ``rule`` (a registered primitive), ``copy`` (an atom),
     ``tuple``, ``index`` (constant index into a tuple), ``function`` (a Python
-    function differentiated through its source), ``opaque`` (no derivative
-    and none needed: constants, comparisons, strings) or ``unknown`` (a call
-    with neither rule nor source).
+    function differentiated through its source), ``custom`` (a call of a
+    function with a registered ``@derivative``), ``hook`` (``with_derivative``),
+    ``cut`` (``without_derivative``), ``opaque`` (no derivative and none
+    needed: constants, comparisons, strings) or ``unknown`` (a call with
+    neither rule nor source).
     """
 
     what: str
     operands: list[gast.expr] = field(default_factory=list)
     rule: Rule | None = None
     callee: Any = None
+    custom: CustomDerivative | None = None
 
     def differentiable_operands(self) -> list[tuple[int, gast.expr]]:
         """(position, operand) pairs through which a derivative can flow."""
         if self.what == "rule":
             return [(i, a) for i, a in enumerate(self.operands)
                     if i < len(self.rule.params) and self.rule.params[i] in self.rule.adjoints]
+        if self.what == "custom":
+            positions = self.custom.positions(len(self.operands))
+            return [(i, a) for i, a in enumerate(self.operands) if i in positions]
+        if self.what == "hook":
+            return [(0, self.operands[0])]
         if self.what in ("copy", "tuple", "index", "function", "unknown"):
             return list(enumerate(self.operands))
         return []
@@ -64,6 +73,13 @@ def classify(op: gast.expr) -> Primitive:
         return Primitive("index", [op.value])
     if isinstance(op, gast.Call):
         callee = get_anno(op, "callee")
+        custom = custom_derivative(callee)
+        if custom is not None:
+            return Primitive("custom", list(op.args), None, callee, custom)
+        if callee is with_derivative:
+            return Primitive("hook", list(op.args), None, callee)
+        if callee is without_derivative:
+            return Primitive("cut", list(op.args), None, callee)
         rule = lookup(callee, len(op.args))
         if rule is not None:
             return Primitive("rule", list(op.args), rule, callee)
