@@ -31,9 +31,17 @@ class Activity:
         return name in self.varied and name in self.useful
 
 
+def item_write(s: gast.Assign) -> tuple[str, gast.expr]:
+    """``x[i] = v`` as an assignment to ``x`` of something made of ``x`` and ``v``."""
+    target = s.targets[0]
+    return target.value.id, gast.Tuple(elts=[target.value, s.value], ctx=gast.Load())
+
+
 def _assignments(stmts: list[gast.stmt]):
     for s in stmts:
-        if isinstance(s, gast.Assign):
+        if isinstance(s, gast.Assign) and isinstance(s.targets[0], gast.Subscript):
+            yield item_write(s)
+        elif isinstance(s, gast.Assign):
             yield s.targets[0].id, s.value
         elif isinstance(s, gast.For | gast.While | gast.If):
             yield from _assignments(s.body)
@@ -117,6 +125,10 @@ class _Flow:
         return state.get(name, {}).get(mode, frozenset())
 
     def assign(self, state: Deps, s: gast.Assign) -> None:
+        if isinstance(s.targets[0], gast.Subscript):
+            name, op = item_write(s)
+            s = gast.Assign(targets=[gast.Name(id=name, ctx=gast.Store(), annotation=None,
+                                               type_comment=None)], value=op, type_comment=None)
         op = s.value
         smooth_names = set(_diff_names(op))
         new = {

@@ -28,6 +28,8 @@ JitOption = bool | str
 
 
 def _is_differentiable_value(value: Any) -> bool:
+    if isinstance(value, np.ndarray):
+        return value.dtype.kind == "f"
     if isinstance(value, bool | np.bool_):
         return False
     if isinstance(value, float | np.floating):
@@ -51,6 +53,8 @@ def _cast_like(grad: Any, arg: Any) -> Any:
     """The cotangent ``grad`` in the type (and dtype) of the argument ``arg``."""
     if isinstance(arg, tuple):
         return tuple(_cast_like(g, a) for g, a in zip(grad, arg, strict=True))
+    if isinstance(arg, np.ndarray):
+        return np.asarray(grad, dtype=arg.dtype).reshape(arg.shape)
     if isinstance(arg, np.floating):
         return type(arg)(grad)
     if isinstance(arg, float):
@@ -130,6 +134,10 @@ class DifferentiableFunction:
         if len(args) != len(params):
             raise TypeError(f"{self.__name__}() takes {len(params)} arguments but "
                             f"{len(args)} were given")
+        for name, a in zip(params, args, strict=True):
+            if isinstance(a, np.ndarray) and a.dtype.kind not in "fiub":
+                raise ArgumentError(f"argument '{name}' of {self.__name__} is an array of "
+                                    f"dtype {a.dtype}; only numeric arrays are supported")
         if self.wrt is None:
             return [i for i, a in enumerate(args) if _is_differentiable_value(a)]
         positions = [params.index(w) for w in self.wrt]

@@ -668,7 +668,7 @@ def _ol_unbroadcast(c, like):
 def unbroadcast_scalar(c):
     """The cotangent of a scalar operand broadcast to ``c``'s shape: ``c.sum()``.
 
-    >>> unbroadcast_scalar(np.ones((2, 3)))
+    >>> float(unbroadcast_scalar(np.ones((2, 3))))
     6.0
     """
     return np.sum(c)
@@ -856,7 +856,7 @@ for _fn, _op in ((sum_all_keepdims, _SUM), (mean_all_keepdims, _MEAN),
 def norm_all(x):
     """``np.linalg.norm(x)`` for any ndim: sqrt of the sum of all squares.
 
-    >>> norm_all(np.full((2, 2, 2), 0.5))
+    >>> float(norm_all(np.full((2, 2, 2), 0.5)))
     1.4142135623730951
     """
     x = np.asarray(x)

@@ -27,6 +27,7 @@ import math
 
 import numpy as np
 
+from s2s_ad import array_runtime as ar
 from s2s_ad import runtime as rt
 '''
 

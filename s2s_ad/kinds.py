@@ -6,74 +6,27 @@ tree.  A kind is ``"float"``, ``"int"``, ``"bool"``, ``"str"``, ``"none"``,
 kinds to type loop tapes (numbers go in preallocated NumPy arrays, anything
 else in typed lists) and to build zero cotangents of tuples.
 
->>> join("int", "float"), join(("float",), ("int",))
-('float', ('float',))
 """
 
 from __future__ import annotations
 
-import ctypes
 import types
 from collections.abc import Callable
 from typing import Any
 
 import gast
-import numpy as np
 
+from .lattice import (  # noqa: F401  (re-exported for the stages)
+    NUMERIC,
+    ArrayKind,
+    Kind,
+    array_kind,
+    carries_derivative,
+    foreign_kind,
+    join,
+    kind_of_value,
+)
 from .rules.classify import classify
-
-Kind = str | tuple
-NUMERIC = ("float", "int", "bool")
-
-
-def join(a: Kind | None, b: Kind | None) -> Kind | None:
-    """The least kind holding both ``a`` and ``b`` (``None`` is 'no value yet')."""
-    if a is None or a == b:
-        return b
-    if b is None:
-        return a
-    if isinstance(a, tuple) and isinstance(b, tuple) and len(a) == len(b):
-        return tuple(join(x, y) for x, y in zip(a, b, strict=True))
-    if {a, b} <= {"int", "bool"}:
-        return "int"
-    if {a, b} <= set(NUMERIC):
-        return "float"
-    return "unknown"
-
-
-def kind_of_value(value: Any) -> Kind:
-    """The kind of a Python value (an argument or a constant)."""
-    if isinstance(value, bool | np.bool_):
-        return "bool"
-    if isinstance(value, int | np.integer):
-        return "int"
-    if isinstance(value, float | np.floating):
-        return "float"
-    if isinstance(value, str):
-        return "str"
-    if value is None:
-        return "none"
-    if isinstance(value, tuple):
-        return tuple(kind_of_value(v) for v in value)
-    return "unknown"
-
-
-def foreign_kind(fn: Any) -> Kind:
-    """The result kind of a callable without source (a C function's ``restype``)."""
-    restype = getattr(fn, "restype", None)
-    if restype in (ctypes.c_double, ctypes.c_float, ctypes.c_longdouble):
-        return "float"
-    if restype in (ctypes.c_int, ctypes.c_long, ctypes.c_longlong, ctypes.c_short,
-                   ctypes.c_int64, ctypes.c_int32, ctypes.c_size_t):
-        return "int"
-    return "unknown"
-
-
-def carries_derivative(kind: Kind | None) -> bool:
-    """Whether a value of this kind can have a nonzero cotangent."""
-    if isinstance(kind, tuple):
-        return any(carries_derivative(k) for k in kind)
-    return kind in ("float", "unknown")
 
 
 def _arith(kind: Kind | None) -> Kind | None:
@@ -106,6 +59,8 @@ class _Kinds:
             base = kinds[0]
             if isinstance(base, tuple):
                 return base[op.slice.value]
+            if isinstance(base, ArrayKind):
+                return self.indexed(base, op.slice)
             return None if base is None else "unknown"
         if isinstance(op, gast.Compare):
             return "bool"
@@ -129,8 +84,30 @@ class _Kinds:
             return self.rule_kind(prim, kinds, op)
         return "unknown"
 
+    def indexed(self, base: ArrayKind, index: gast.expr) -> Kind | None:
+        """The kind of ``base[index]``: integers drop a dimension, slices keep it."""
+        parts = index.elts if isinstance(index, gast.Tuple) else [index]
+        if base.ndim is None:
+            return ArrayKind(None, base.floating)
+        ndim = base.ndim
+        for part in parts:
+            if isinstance(part, gast.Slice):
+                continue
+            if isinstance(part, gast.Constant) and part.value is None:
+                ndim += 1
+                continue
+            kind = self.atom(part)
+            if kind is None:
+                return None
+            if kind not in ("int", "bool"):
+                return "unknown"  # fancy indexing
+            ndim -= 1
+        return base.element() if ndim == 0 else ArrayKind(ndim, base.floating)
+
     def rule_kind(self, prim, kinds: list, op: gast.expr) -> Kind | None:
         kind = prim.rule.kind
+        if callable(kind):
+            return None if None in kinds else kind(kinds, prim.operands)
         if kind == "join":
             out = None
             for k in kinds:
@@ -143,14 +120,17 @@ class _Kinds:
                 and exponent.value >= 0
             if a in ("int", "bool") and int_exp:
                 return "int"
-            return None if None in kinds else ("float" if set(kinds) <= set(NUMERIC)
-                                               else "unknown")
+            if None in kinds:
+                return None
+            if any(isinstance(k, ArrayKind) for k in kinds):
+                return join(join(a, b), "float")
+            return "float" if set(kinds) <= set(NUMERIC) else "unknown"
         return kind
 
     def stmts(self, stmts: list[gast.stmt]) -> bool:
         changed = False
         for s in stmts:
-            if isinstance(s, gast.Assign):
+            if isinstance(s, gast.Assign) and isinstance(s.targets[0], gast.Name):
                 name = s.targets[0].id
                 new = join(self.env.get(name), self.op(s.value))
                 if new != self.env.get(name):

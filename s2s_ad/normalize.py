@@ -28,6 +28,7 @@ from typing import Any
 import gast
 import numpy as np
 
+from . import runtime
 from .control import desugar_control
 from .errors import NonDifferentiableError
 from .ir import LocalFunction, ParsedFunction, copy_annos, get_anno, set_anno
@@ -43,6 +44,7 @@ class NormalFunction:
     node: gast.FunctionDef
     namer: Namer
     locals: set[str] = field(default_factory=set)
+    externals: dict[str, Any] = field(default_factory=dict)  # global arrays read
 
     @property
     def params(self) -> list[str]:
@@ -94,10 +96,13 @@ class _Normalizer:
         self.parsed = parsed
         fdef = parsed.node
         self.locals = set(parsed.params) | _assigned_names(fdef.body)
+        self.reassigned = _assigned_names(fdef.body)
         every = {n.id for n in gast.walk(fdef) if isinstance(n, gast.Name)}
         self.namer = Namer(every | self.locals | set(parsed.namespace))
         self.local_fns: dict[str, LocalFunction] = {}
         self.temps: set[str] = set()
+        self.externals: dict[str, Any] = {}  # global arrays the body reads
+        self.global_arrays: dict[int, str] = {}
         self.out: list[gast.stmt] = []
         self.line = fdef.lineno
         self.body = fdef.body
@@ -152,6 +157,26 @@ class _Normalizer:
                                  f"{getattr(base, '__name__', base)!r}") from None
         raise KeyError(node)
 
+    def _is_local_value(self, node: gast.expr) -> bool:
+        """Whether ``node`` is an expression over local values (not a module path)."""
+        if isinstance(node, gast.Name):
+            return node.id in self.locals or node.id in self.temps
+        if isinstance(node, gast.Attribute):
+            return self._is_local_value(node.value)
+        return not isinstance(node, gast.Constant)
+
+    def attribute(self, node: gast.Attribute) -> gast.expr:
+        """``x.T``, ``x.shape``, ``x.size``, ``x.ndim`` of an array as calls."""
+        if node.attr not in ARRAY_ATTRIBUTES:
+            raise self.error(node, f"reading the attribute '{node.attr}' of a value is not "
+                             "supported yet", "read it into a variable outside the function")
+        target = ARRAY_ATTRIBUTES[node.attr]
+        call = gast.Call(func=node, args=[self.atom(node.value)], keywords=[])
+        set_anno(call, "callee", target)
+        gast.copy_location(call, node)
+        stem = f"{_word(call.args[0])}_{'T' if node.attr == 'T' else node.attr}"
+        return self.temp(call, stem, node)
+
     def global_value(self, node: gast.expr) -> gast.expr:
         try:
             value = self.resolve(node)
@@ -160,6 +185,13 @@ class _Normalizer:
                              "read the field into a variable outside the function") from None
         if isinstance(value, bool | type(None) | str) or isinstance(value, _NUMBER):
             return const(value.item() if isinstance(value, np.generic) else value)
+        if isinstance(value, np.ndarray):
+            name = self.global_arrays.get(id(value))
+            if name is None:
+                name = self.namer.fresh(node.id if isinstance(node, gast.Name) else node.attr)
+                self.global_arrays[id(value)] = name
+                self.externals[name] = value
+            return load(name)
         raise self.error(node, f"a {type(value).__name__} cannot be used as a value here",
                          "only numbers, strings and None are read from globals")
 
@@ -176,6 +208,8 @@ class _Normalizer:
                 return load(node.id)  # its def was kept: see lift()
             return self.global_value(node)
         if isinstance(node, gast.Attribute):
+            if self._is_local_value(node.value):
+                return self.attribute(node)
             return self.global_value(node)
         if isinstance(node, gast.UnaryOp) and isinstance(node.op, gast.USub) and isinstance(
                 node.operand, gast.Constant) and isinstance(node.operand.value, _NUMBER):
@@ -271,16 +305,62 @@ class _Normalizer:
 
     def subscript(self, node: gast.Subscript) -> tuple[gast.expr, str]:
         base = self.atom(node.value)
-        index = node.slice
+        index = self.index(node.slice)
         if isinstance(index, gast.Constant) and isinstance(index.value, int):
-            return gast.Subscript(value=base, slice=index, ctx=gast.Load()), \
-                f"{_word(base)}_{index.value}"
-        raise self.error(node, "indexing with anything but a constant is not supported yet",
-                         "unpack the tuple, or use a constant index")
+            stem = f"{_word(base)}_{index.value}"
+        else:
+            stem = f"{_word(base)}_item"
+        return gast.Subscript(value=base, slice=index, ctx=gast.Load()), stem
+
+    def index(self, node: gast.expr) -> gast.expr:
+        """An index with atoms for its parts: ``i``, ``a:b:c``, ``i, :``."""
+        if isinstance(node, gast.Slice):
+            parts = [None if p is None else self.atom(p)
+                     for p in (node.lower, node.upper, node.step)]
+            return gast.Slice(lower=parts[0], upper=parts[1], step=parts[2])
+        if isinstance(node, gast.Tuple):
+            return gast.Tuple(elts=[self.index(e) for e in node.elts], ctx=gast.Load())
+        if isinstance(node, gast.Constant) and node.value is None:
+            return node
+        value = self.atom(node)
+        if isinstance(value, gast.Constant) and not isinstance(value.value, int):
+            raise self.error(node, "an index must be an integer or a slice")
+        return value
+
+    def method(self, node: gast.Call) -> tuple[Any, list[gast.expr], list[gast.keyword]]:
+        """``x.sum(axis=0)`` on an array as ``np.sum(x, axis=0)``."""
+        attr = node.func.attr
+        if attr not in ARRAY_METHODS:
+            raise self.error(node.func, f"the method '{attr}' is not supported",
+                             "call the NumPy function instead (np.{attr}(x, ...))")
+        target = ARRAY_METHODS[attr]
+        args = [node.func.value] + list(node.args)
+        if attr == "reshape" and len(node.args) > 1:
+            args = [node.func.value, gast.Tuple(elts=list(node.args), ctx=gast.Load())]
+        if attr == "astype":
+            target = self.astype(node)
+            args = [node.func.value]
+        return target, args, list(node.keywords)
+
+    def astype(self, node: gast.Call) -> Any:
+        try:
+            dtype = self.resolve(node.args[0]) if node.args else None
+        except KeyError:
+            dtype = None
+        if dtype in (int, np.int64, np.int32, np.intp):
+            return runtime.astype_int
+        if dtype in (float, np.float64, np.float32):
+            return runtime.astype_float
+        raise self.error(node, "astype(...) takes int or float (or their NumPy types) here")
 
     def call(self, node: gast.Call) -> tuple[gast.expr, str]:
         func = node.func
-        if isinstance(func, gast.Name) and func.id in self.local_fns:
+        if isinstance(func, gast.Attribute) and self._is_local_value(func.value):
+            target, args, keywords = self.method(node)
+            method_call = gast.Call(func=func, args=args, keywords=keywords)
+            gast.copy_location(method_call, node)
+            node = method_call
+        elif isinstance(func, gast.Name) and func.id in self.local_fns:
             target: Any = self.local_fns[func.id]
         else:
             try:
@@ -373,10 +453,16 @@ class _Normalizer:
             self.assign_to(s.target, s.value, s)
 
     def stmt_AugAssign(self, s: gast.AugAssign) -> None:
-        if not isinstance(s.target, gast.Name):
+        if isinstance(s.target, gast.Name):
+            current: gast.expr = load(s.target.id)
+        elif isinstance(s.target, gast.Subscript):
+            current = gast.Subscript(value=s.target.value, slice=s.target.slice,
+                                     ctx=gast.Load())
+            gast.copy_location(current, s.target)
+        else:
             raise self.error(s.target, "augmented assignment to this target is not "
                              "supported yet")
-        value = gast.BinOp(left=load(s.target.id), op=s.op, right=s.value)
+        value = gast.BinOp(left=current, op=s.op, right=s.value)
         gast.copy_location(value, s)
         self.assign_to(s.target, value, s)
 
@@ -399,8 +485,27 @@ class _Normalizer:
             for t, part in zip(target.elts, parts, strict=True):
                 self.assign_to(t, part, s)
             return
+        if isinstance(target, gast.Subscript):
+            self.assign_item(target, value, s)
+            return
         raise self.error(target, f"assignment to {type(target).__name__.lower()} targets "
                          "is not supported yet")
+
+    def assign_item(self, target: gast.Subscript, value: gast.expr, s: gast.stmt) -> None:
+        """``x[index] = value`` on a local array (an argument's array is refused)."""
+        base = target.value
+        if not isinstance(base, gast.Name) or base.id not in self.locals:
+            raise self.error(target, "only items of local arrays can be assigned")
+        if base.id in self.parsed.params and base.id not in self.reassigned:
+            raise self.error(target, f"writing into the argument array '{base.id}' is not "
+                             "supported: the caller's array would change",
+                             f"work on a copy: {base.id} = {base.id}.copy()")
+        index = self.index(target.slice)
+        item = self.atom(value)
+        write = gast.Assign(targets=[gast.Subscript(value=load(base.id), slice=index,
+                                                    ctx=gast.Store())],
+                            value=item, type_comment=None)
+        self.emit(write, s)
 
     def stmt_If(self, s: gast.If) -> None:
         test = self.test(s.test, s.body + s.orelse)
@@ -410,8 +515,8 @@ class _Normalizer:
     def stmt_For(self, s: gast.For) -> None:
         it = s.iter
         if not (isinstance(it, gast.Call) and self._is_range(it.func)):
-            raise self.error(it, "for loops over anything but range(...) are not supported yet",
-                             "loop over range(len(...)) and index")
+            self.indexed_loop(s)
+            return
         if not isinstance(s.target, gast.Name):
             raise self.error(s.target, "the loop variable must be a single name")
         if it.keywords or not 1 <= len(it.args) <= 3:
@@ -422,6 +527,50 @@ class _Normalizer:
         node = gast.For(target=store(s.target.id), iter=rng, body=self.block(s.body),
                         orelse=[], type_comment=None)
         self.emit(node, s)
+
+    def indexed_loop(self, s: gast.For) -> None:
+        """``for v in x`` / ``zip(a, b)`` / ``enumerate(x)`` as a range loop with indexing."""
+        index = self.namer.fresh("i")
+        self.locals.add(index)
+        arrays: list[gast.Name] = []
+        target, pattern = s.target, self.loop_pattern(s.iter, load(index), arrays)
+        if isinstance(target, gast.Tuple) and isinstance(pattern, gast.Tuple) and \
+                isinstance(target.elts[0], gast.Name) and \
+                isinstance(pattern.elts[0], gast.Name) and pattern.elts[0].id == index:
+            index = target.elts[0].id  # enumerate: the user's own counter is the index
+            target = gast.Tuple(elts=target.elts[1:], ctx=gast.Store())
+            pattern = gast.Tuple(elts=[_rename(e, pattern.elts[0].id, index)
+                                       for e in pattern.elts[1:]], ctx=gast.Load())
+            if len(target.elts) == 1:
+                target, pattern = target.elts[0], pattern.elts[0]
+        count: gast.expr = _call("len", arrays[0])
+        for a in arrays[1:]:
+            count = _call("min", count, _call("len", a))
+        first = gast.copy_location(gast.Assign(targets=[target], value=pattern,
+                                               type_comment=None), s)
+        loop = gast.For(target=store(index), iter=_call("range", count), body=[first] + s.body,
+                        orelse=[], type_comment=None)
+        self.stmt_For(gast.copy_location(loop, s))
+
+    def loop_pattern(self, it: gast.expr, index: gast.Name, arrays: list) -> gast.expr:
+        """What the loop variable takes at ``index``; collects the arrays looped over."""
+        if isinstance(it, gast.Call) and it.args and not it.keywords:
+            try:
+                fn = self.resolve(it.func)
+            except KeyError:
+                fn = None
+            if fn is zip:
+                return gast.Tuple(elts=[self.loop_pattern(a, index, arrays) for a in it.args],
+                                  ctx=gast.Load())
+            if fn is enumerate and len(it.args) == 1:
+                return gast.Tuple(elts=[index, self.loop_pattern(it.args[0], index, arrays)],
+                                  ctx=gast.Load())
+        array = self.atom(it)
+        if not isinstance(array, gast.Name):
+            raise self.error(it, "for loops over this value are not supported",
+                             "loop over range(...), an array, zip(...) or enumerate(...)")
+        arrays.append(array)
+        return gast.Subscript(value=array, slice=index, ctx=gast.Load())
 
     def _is_range(self, func: gast.expr) -> bool:
         try:
@@ -489,6 +638,25 @@ def _value_uses(body: list[gast.stmt], name: str) -> bool:
                and id(n) not in calls for s in body for n in gast.walk(s))
 
 
+def _call(name: str, *args: gast.expr) -> gast.Call:
+    return gast.Call(func=load(name), args=list(args), keywords=[])
+
+
+def _rename(node: gast.expr, old: str, new: str) -> gast.expr:
+    node = copy.deepcopy(node)
+    for n in gast.walk(node):
+        if isinstance(n, gast.Name) and n.id == old:
+            n.id = new
+    return node
+
+
+ARRAY_ATTRIBUTES = {"T": np.transpose, "shape": np.shape, "size": np.size, "ndim": np.ndim}
+ARRAY_METHODS = {"sum": np.sum, "mean": np.mean, "prod": np.prod, "max": np.max,
+                 "min": np.min, "reshape": np.reshape, "transpose": np.transpose,
+                 "dot": np.dot, "copy": np.copy, "argmax": np.argmax, "argmin": np.argmin,
+                 "ravel": np.ravel, "flatten": np.ravel, "clip": np.clip, "astype": None}
+
+
 def _word(atom: gast.expr) -> str:
     if isinstance(atom, gast.Name):
         return atom.id
@@ -529,4 +697,4 @@ def normalize(parsed: ParsedFunction) -> NormalFunction:
                               returns=None, type_comment=None, type_params=[])
     copy_annos(fdef, result)
     return NormalFunction(parsed=parsed, node=result, namer=norm.namer,
-                          locals=norm.locals | set(parsed.params))
+                          locals=norm.locals | set(parsed.params), externals=norm.externals)

@@ -25,7 +25,7 @@ from .emit import digest, function_source, module_source
 from .errors import NonDifferentiableError, ZeroDerivativeWarning
 from .ir import LocalFunction, ParsedFunction
 from .jit import GeneratedModule, write_module
-from .kinds import Kind, carries_derivative, infer_kinds, result_kind
+from .kinds import Kind, carries_derivative, infer_kinds, kind_of_value, result_kind
 from .normalize import NormalFunction, normalize
 from .parse import parse_function
 from .reverse import Generated, reverse
@@ -138,6 +138,7 @@ def _run_stages(parsed: ParsedFunction, arg_kinds: list[Kind], wrt_positions: li
 
     normal = normalize(parsed)
     env = dict(zip(parsed.params, arg_kinds, strict=True))
+    env.update({name: kind_of_value(value) for name, value in normal.externals.items()})
     kinds = infer_kinds(normal.node, env, callee_kind)
     wrt = [parsed.params[i] for i in wrt_positions]
     activity = analyze_activity(normal.node, wrt, kinds)

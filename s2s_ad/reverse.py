@@ -31,9 +31,10 @@ import gast
 from .activity import Activity
 from .errors import NonDifferentiableError
 from .ir import get_anno, set_anno
-from .kinds import NUMERIC, Kind, carries_derivative, kind_of_value
+from .kinds import NUMERIC, ArrayKind, Kind, carries_derivative, kind_of_value
 from .normalize import NormalFunction, const, load, store
 from .rules.classify import Primitive, classify
+from .rules.registry import Rule
 
 _DTYPES = {"int": "np.int64", "bool": "np.bool_"}
 
@@ -97,6 +98,14 @@ def _aug(target: str, op: gast.operator, value: gast.expr, line: int | None) -> 
     return node
 
 
+def _aug_item(name: str, index: gast.expr, value: gast.expr, line: int | None) -> gast.stmt:
+    node = gast.AugAssign(target=gast.Subscript(value=load(name), slice=index,
+                                                ctx=gast.Store()),
+                          op=gast.Add(), value=value)
+    set_anno(node, "line", line)
+    return node
+
+
 def _call(func: str, *args: gast.expr) -> gast.Call:
     return gast.Call(func=gast.parse(func, mode="eval").body, args=list(args), keywords=[])
 
@@ -117,16 +126,33 @@ def _comment(text: str) -> gast.Expr:
 
 
 def zero(kind: Kind) -> gast.expr:
-    """A zero cotangent for a value of ``kind``."""
+    """A zero cotangent for a value of ``kind``.
+
+    For an array it is an empty array of the same rank: "no cotangent yet".
+    The first contribution replaces it (``rt.accumulate``), so the pullback
+    never needs the shape of a value it has not saved.
+    """
     if isinstance(kind, tuple):
         return _tuple([zero(k) for k in kind])
+    if isinstance(kind, ArrayKind):
+        if kind.ndim is None:
+            raise NonDifferentiableError("an array whose number of dimensions changes cannot "
+                                         "be differentiated", None,
+                                         "keep each variable's array rank fixed")
+        return _call("np.zeros", _tuple([const(0)] * kind.ndim))
     return const(0.0)
+
+
+def _add(kind: Kind, current: gast.expr, value: gast.expr) -> gast.expr:
+    if isinstance(kind, ArrayKind):
+        return _call("rt.accumulate", current, value)
+    return gast.BinOp(left=current, op=gast.Add(), right=value)
 
 
 def _count_assignments(stmts: list[gast.stmt], top: bool, counts: Counter,
                        nested: set[str]) -> None:
     for s in stmts:
-        if isinstance(s, gast.Assign):
+        if isinstance(s, gast.Assign) and isinstance(s.targets[0], gast.Name):
             name = s.targets[0].id
             counts[name] += 1
             if not top:
@@ -164,7 +190,7 @@ class _Reverser:
         self.cursors: list[gast.stmt] = []
         self.tapes: dict[str, str] = {}
         self.links: dict[int, CalleeLink] = {}
-        self.externals: dict[str, Any] = {}
+        self.externals: dict[str, Any] = dict(norm.externals)
         self.line: int | None = None
 
     # -- names -------------------------------------------------------------------
@@ -243,9 +269,11 @@ class _Reverser:
         """``d_name += value`` (element-wise for tuples)."""
         target = self.adj(name)
         if isinstance(kind, tuple):
-            elts = [gast.BinOp(left=_index(load(target), i), op=gast.Add(),
-                               right=_index(value, i)) for i in range(len(kind))]
+            elts = [_add(k, _index(load(target), i), _index(value, i))
+                    for i, k in enumerate(kind)]
             return [_assign(target, _tuple(elts), self.line)]
+        if isinstance(kind, ArrayKind):
+            return [_assign(target, _add(kind, load(target), value), self.line)]
         return [_aug(target, gast.Add(), value, self.line)]
 
     def accumulate_at(self, name: str, kind: tuple, index: int,
@@ -253,7 +281,7 @@ class _Reverser:
         """``d_name[index] += value`` for a tuple cotangent."""
         target = self.adj(name)
         elts = [_index(load(target), i) for i in range(len(kind))]
-        elts[index] = gast.BinOp(left=elts[index], op=gast.Add(), right=value)
+        elts[index] = _add(kind[index], elts[index], value)
         return [_assign(target, _tuple(elts), self.line)]
 
     # -- blocks ----------------------------------------------------------------------
@@ -308,7 +336,7 @@ class _Reverser:
         if prim.what in ("hook", "cut"):
             return prim.operands[0]
         if prim.what == "rule":
-            template = prim.rule.forward_template()
+            template = self.specialized(prim, value).forward_template()
             if template is not None:
                 return _substitute(template, dict(zip(prim.rule.params, prim.operands,
                                                       strict=False)))
@@ -347,6 +375,8 @@ class _Reverser:
 
     # -- assignments -------------------------------------------------------------------
     def assign(self, s: gast.Assign, ctx: _Ctx) -> tuple[list, list]:
+        if isinstance(s.targets[0], gast.Subscript):
+            return self.write_item(s, ctx)
         target = s.targets[0].id
         prim = classify(s.value)
         if not self.activity.active(target):
@@ -385,7 +415,28 @@ class _Reverser:
             return []
         return [_assign(self.adj(target), zero(self.kinds.get(target)), self.line)]
 
+    def specialized(self, prim: Primitive, where: gast.AST) -> Rule:
+        try:
+            return prim.rule.specialize(prim.operands, [self.kind(a) for a in prim.operands])
+        except ValueError as exc:
+            raise NonDifferentiableError(str(exc), self.norm.parsed.location(
+                where if hasattr(where, "lineno") else self.norm.node)) from None
+
+    def broadcast_back(self, rule: Rule, target: str, atom: gast.expr, param: str,
+                       value: gast.expr, value_of) -> gast.expr:
+        """An element-wise contribution summed back to its operand's shape."""
+        if not (rule.elementwise and isinstance(self.kinds.get(target), ArrayKind)):
+            return value
+        if isinstance(self.kind(atom), ArrayKind):
+            return _call("ar.unbroadcast", value, value_of(param))
+        return _call("ar.unbroadcast_scalar", value)
+
     def apply_rule(self, s: gast.Assign, target: str, prim: Primitive, ctx: _Ctx):
+        if prim.what == "index" and isinstance(self.kind(prim.operands[0]), ArrayKind):
+            return self.read_item(s, target, prim, ctx)
+        if prim.what == "rule":
+            prim = Primitive("rule", prim.operands, self.specialized(prim, s.value),
+                             prim.callee)
         before: list[gast.stmt] = []
         after: list[gast.stmt] = []
         pops: list[gast.stmt] = []
@@ -408,10 +459,11 @@ class _Reverser:
             if not self.active(atom):
                 continue
             if prim.what == "rule":
-                rule = prim.rule
-                names = {n: value_of(n) for n in rule.needs(rule.params[pos])}
+                rule, param = prim.rule, prim.rule.params[pos]
+                names = {n: value_of(n) for n in rule.needs(param)}
                 names["g"] = g
-                value = _substitute(rule.template(rule.params[pos]), names)
+                value = _substitute(rule.template(param), names)
+                value = self.broadcast_back(rule, target, atom, param, value, value_of)
                 contributions += self.accumulate(atom.id, self.kind(atom), value)
             elif prim.what == "copy":
                 contributions += self.accumulate(atom.id, self.kind(atom), g)
@@ -421,8 +473,104 @@ class _Reverser:
                 contributions += self.accumulate_at(atom.id, self.kind(atom),
                                                     s.value.slice.value, g)
         fwd = before + [self.primal_stmt(s)] + after
+        contributions = self.guard(target, g, contributions)
         rev = [self._header()] + pops + head + contributions + self._reset(target, prim)
         return fwd, rev
+
+    def guard(self, target: str, g: gast.expr, body: list[gast.stmt]) -> list[gast.stmt]:
+        """Array cotangents: skip the contributions while ``g`` is still empty (zero)."""
+        if not body or not isinstance(self.kinds.get(target), ArrayKind):
+            return body
+        test = gast.Compare(left=gast.Attribute(value=g, attr="size", ctx=gast.Load()),
+                            ops=[gast.NotEq()], comparators=[const(0)])
+        return [gast.If(test=test, body=body, orelse=[])]
+
+    def index_reads(self, index: gast.expr, ctx: _Ctx, fwd: list, pops: list) -> gast.expr:
+        """The index expression with its variable parts saved for the pullback."""
+        index = copy.deepcopy(index)
+        names = sorted({n.id for n in gast.walk(index) if isinstance(n, gast.Name)})
+        reads = {}
+        for name in names:
+            f, p, e = self.save(load(name), ctx)
+            fwd.extend(f)
+            pops[:0] = p
+            reads[name] = e
+        return _substitute(index, reads)
+
+    def read_item(self, s: gast.Assign, target: str, prim: Primitive, ctx: _Ctx):
+        """``y = x[index]``: the pullback adds ``d_y`` into ``d_x[index]``."""
+        base = prim.operands[0]
+        fwd: list[gast.stmt] = []
+        pops: list[gast.stmt] = []
+        rev_body: list[gast.stmt] = []
+        head, g = self._grad_source(target, prim)
+        if self.active(base):
+            f, p, base_value = self.save(base, ctx)
+            fwd += f
+            pops[:0] = p
+            index = self.index_reads(s.value.slice, ctx, fwd, pops)
+            d_x = self.adj(base.id)
+            rev_body = [_assign(d_x, _call("rt.materialize", load(d_x), base_value), self.line),
+                        _aug_item(d_x, index, g, self.line)]
+        rev = [self._header()] + pops + head + self.guard(target, g, rev_body)
+        return fwd + [s], rev + self._reset(target, prim)
+
+    def write_item(self, s: gast.Assign, ctx: _Ctx) -> tuple[list, list]:
+        """``x[index] = v``: save the overwritten value; the pullback restores it,
+        moves ``d_x[index]`` into ``d_v`` and zeroes it."""
+        target = s.targets[0]
+        name = target.value.id
+        fwd: list[gast.stmt] = []
+        pops: list[gast.stmt] = []
+        index = self.index_reads(target.slice, ctx, fwd, pops)
+        old = self.namer.fresh(f"{name}_overwritten")
+        item_kind = self.item_kind(target)
+        self.kinds[old] = item_kind
+        read = gast.Subscript(value=load(name), slice=copy.deepcopy(target.slice),
+                              ctx=gast.Load())
+        if isinstance(item_kind, ArrayKind):
+            read = _call("np.copy", read)
+        fwd.append(_assign(old, read, self.line))
+        f, p, old_value = self.save(load(old), ctx)
+        fwd += f
+        pops[:0] = p
+        restore = gast.Assign(targets=[gast.Subscript(value=load(name), slice=index,
+                                                      ctx=gast.Store())],
+                              value=old_value, type_comment=None)
+        rev = [self._header()] + pops + [restore]
+        if self.activity.active(name):
+            rev += self.item_adjoint(name, index, s.value, ctx, fwd)
+        return fwd + [s], rev
+
+    def item_kind(self, target: gast.Subscript) -> Kind:
+        from .kinds import _Kinds  # the same indexing rule as the kinds stage
+        return _Kinds(self.kinds, None).indexed(self.kinds[target.value.id], target.slice)
+
+    def item_adjoint(self, name: str, index: gast.expr, value: gast.expr, ctx: _Ctx,
+                     fwd: list) -> list[gast.stmt]:
+        d_x = self.adj(name)
+        f, p, x_value = self.save(load(name), ctx)
+        fwd += f
+        out = p + [_assign(d_x, _call("rt.materialize", load(d_x), x_value), self.line)]
+        if self.active(value):
+            part = gast.Subscript(value=load(d_x), slice=index, ctx=gast.Load())
+            kind = self.kind(value)
+            if isinstance(kind, ArrayKind):
+                v_f, v_p, v_value = self.save(value, ctx)
+                fwd += v_f
+                out[:0] = v_p
+                part = _call("ar.unbroadcast", _call("np.copy", part), v_value)
+            elif isinstance(self.item_kind_of(name, index), ArrayKind):
+                part = _call("np.sum", part)
+            out += self.accumulate(value.id, kind, part)
+        zeroing = gast.Assign(targets=[gast.Subscript(value=load(d_x), slice=index,
+                                                      ctx=gast.Store())],
+                              value=const(0.0), type_comment=None)
+        return out + [zeroing]
+
+    def item_kind_of(self, name: str, index: gast.expr) -> Kind:
+        from .kinds import _Kinds
+        return _Kinds(self.kinds, None).indexed(self.kinds[name], index)
 
     def _header(self) -> gast.Expr:
         node = _comment(f"adjoint of line {self.line}")
@@ -601,8 +749,7 @@ class _Reverser:
             _assign(self.adj(v), zero(self.kinds.get(v))) for v in list(self.adjoints)]
         if seed:
             seed = [_comment("the cotangent of the result seeds the pullback")] + seed
-        grads = _tuple([load(self.adjoints[p]) if p in self.adjoints
-                        else zero(self.kinds.get(p, "float")) for p in self.wrt])
+        grads = _tuple([self.gradient_of(p) for p in self.wrt])
         residual_tuple = _tuple([load(r) for r in self.residuals])
         name = fdef.name
         value_name = self.namer.fresh("value")
@@ -624,6 +771,21 @@ class _Reverser:
                          links=list(self.links.values()), externals=self.externals,
                          residuals=self.residuals,
                          residual_kinds=self.residual_kinds, tapes=self.tapes)
+
+    def gradient_of(self, param: str) -> gast.expr:
+        """The pullback's output for a parameter (array cotangents as full arrays)."""
+        kind = self.kinds.get(param, "float")
+        if not isinstance(kind, ArrayKind):
+            return load(self.adjoints[param]) if param in self.adjoints else zero(kind)
+        if param in self.stable:
+            self.residual(param, kind)
+            initial = param
+        else:
+            initial = self.namer.fresh(f"{param}_initial")
+            self.fwd_init.insert(0, _assign(initial, load(param)))
+            self.residual(initial, kind)
+        return _call("rt.materialize", load(self.adj(param)) if param in self.adjoints
+                     else zero(kind), load(initial))
 
     def _primal(self, s: gast.stmt) -> gast.stmt:
         if isinstance(s, gast.Assign | gast.Expr):

@@ -65,3 +65,36 @@ def run_hook(hook, cotangent):
     """
     replaced = hook(cotangent)
     return cotangent if replaced is None else replaced
+
+
+@register_jitable
+def astype_int(x):
+    """``x.astype(int)``: no derivative flows through it."""
+    return x.astype(np.int64)
+
+
+@register_jitable
+def astype_float(x):
+    """``x.astype(float)``: a float64 copy; the cotangent passes through."""
+    return x.astype(np.float64)
+
+
+@register_jitable
+def accumulate(cotangent, contribution):
+    """``cotangent + contribution`` for array cotangents, in place when it can.
+
+    An empty ``cotangent`` means "none yet": the contribution (as float64) takes
+    its place, so a cotangent's shape comes from its first contribution.
+    """
+    if cotangent.size == 0:
+        return contribution.astype(np.float64)
+    cotangent += contribution
+    return cotangent
+
+
+@register_jitable
+def materialize(cotangent, like):
+    """The array cotangent, or zeros shaped like ``like`` if there is none yet."""
+    if cotangent.size == 0 and like.size != 0:
+        return np.zeros(like.shape)
+    return cotangent

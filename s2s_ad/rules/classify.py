@@ -57,6 +57,20 @@ def _is_source_function(obj: Any) -> bool:
     return isinstance(obj, LocalFunction | types.FunctionType)
 
 
+def _bind(rule: Rule, call: gast.Call) -> list[gast.expr]:
+    """Operands in the rule's parameter order: positional, keywords, then defaults."""
+    operands = list(call.args)
+    given = {k.arg: k.value for k in call.keywords}
+    for param in rule.params[len(operands):]:
+        if param in given:
+            operands.append(given[param])
+        elif param in rule.defaults:
+            operands.append(gast.Constant(value=rule.defaults[param], kind=None))
+        else:
+            break
+    return operands
+
+
 def classify(op: gast.expr) -> Primitive:
     """Classify the right-hand side ``op`` of an ANF statement."""
     if isinstance(op, gast.Name):
@@ -82,7 +96,7 @@ def classify(op: gast.expr) -> Primitive:
             return Primitive("cut", list(op.args), None, callee)
         rule = lookup(callee, len(op.args))
         if rule is not None:
-            return Primitive("rule", list(op.args), rule, callee)
+            return Primitive("rule", _bind(rule, op), rule, callee)
         if _is_source_function(callee):
             return Primitive("function", list(op.args), None, callee)
         return Primitive("unknown", list(op.args), None, callee)

@@ -9,20 +9,39 @@ import math
 
 import gast
 
+from ..lattice import ArrayKind, join
 from .registry import Rule, register, register_binop, register_unaryop
 
-# ---- operators ---------------------------------------------------------------
-register_binop(gast.Add, Rule("+", ("a", "b"), {"a": "g", "b": "g"}, kind="join"))
-register_binop(gast.Sub, Rule("-", ("a", "b"), {"a": "g", "b": "-g"}, kind="join"))
-register_binop(gast.Mult, Rule("*", ("a", "b"), {"a": "g * b", "b": "g * a"}, kind="join"))
-register_binop(gast.Div, Rule("/", ("a", "b"), {"a": "g / b", "b": "-g * z / b"}))
+
+# ---- operators (element-wise on arrays, with broadcasting) -------------------
+def _true_division(kinds: list, operands: list):
+    return join(join(kinds[0], kinds[1]), "float")
+
+
+def _pow_variant(consts: dict, kinds: dict) -> dict:
+    """On arrays the exponent's log must be element-wise (rt.log_or_zero is scalar)."""
+    if isinstance(kinds.get("a"), ArrayKind) or isinstance(kinds.get("b"), ArrayKind):
+        return {"adjoints": {"a": "g * b * a ** (b - 1.0)",
+                             "b": "g * z * np.log(np.where(a > 0, a, 1.0))"}}
+    return {}
+
+
+register_binop(gast.Add, Rule("+", ("a", "b"), {"a": "g", "b": "g"}, kind="join",
+                              elementwise=True))
+register_binop(gast.Sub, Rule("-", ("a", "b"), {"a": "g", "b": "-g"}, kind="join",
+                              elementwise=True))
+register_binop(gast.Mult, Rule("*", ("a", "b"), {"a": "g * b", "b": "g * a"}, kind="join",
+                               elementwise=True))
+register_binop(gast.Div, Rule("/", ("a", "b"), {"a": "g / b", "b": "-g * z / b"},
+                              kind=_true_division, elementwise=True))
 register_binop(gast.Pow, Rule("**", ("a", "b"), {"a": "g * b * a ** (b - 1)",
-                                                 "b": "g * z * rt.log_or_zero(a)"}, kind="pow"))
+                                                 "b": "g * z * rt.log_or_zero(a)"}, kind="pow",
+                              elementwise=True, variant=_pow_variant))
 register_binop(gast.Mod, Rule("%", ("a", "b"), {"a": "g", "b": "-g * ((a - z) / b)"},
-                              kind="join"))
+                              kind="join", elementwise=True))
 register_binop(gast.FloorDiv, Rule("//", ("a", "b"), {}, kind="join"))
-register_unaryop(gast.USub, Rule("-", ("a",), {"a": "-g"}, kind="join"))
-register_unaryop(gast.UAdd, Rule("+", ("a",), {"a": "g"}, kind="join"))
+register_unaryop(gast.USub, Rule("-", ("a",), {"a": "-g"}, kind="join", elementwise=True))
+register_unaryop(gast.UAdd, Rule("+", ("a",), {"a": "g"}, kind="join", elementwise=True))
 register_unaryop(gast.Not, Rule("not", ("a",), {}, kind="bool"))
 
 # ---- trigonometric -----------------------------------------------------------

@@ -12,7 +12,8 @@ frozenset({'x'})
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import gast
@@ -33,8 +34,21 @@ class Rule:
     emit: str
     params: tuple[str, ...]
     adjoints: dict[str, str] = field(default_factory=dict)
-    kind: str = "float"
+    kind: Any = "float"
     forward: str | None = None  # how generated code computes the value, when not emit(...)
+    defaults: dict[str, Any] = field(default_factory=dict)  # keyword parameters
+    elementwise: bool = False  # broadcasting: cotangents are summed back to each shape
+    variant: Callable | None = None  # (constants, kinds) -> {"forward", "adjoints"}
+
+    def specialize(self, operands: list, kinds: list) -> Rule:
+        """This rule with the templates for these operands (constant ``axis``, ndims)."""
+        if self.variant is None:
+            return self
+        consts = {p: o.value if isinstance(o, gast.Constant) else NOT_CONSTANT
+                  for p, o in zip(self.params, operands, strict=False)}
+        parts = self.variant(consts, dict(zip(self.params, kinds, strict=False)))
+        return replace(self, variant=None, forward=parts.get("forward", self.forward),
+                       adjoints={**self.adjoints, **parts.get("adjoints", {})})
 
     @property
     def differentiable(self) -> bool:
@@ -54,6 +68,8 @@ class Rule:
         names = {n.id for n in gast.walk(tree) if isinstance(n, gast.Name)}
         return frozenset(names & (set(self.params) | {"z"}))
 
+
+NOT_CONSTANT = object()  # an operand whose value is only known at run time
 
 _templates: dict[str, gast.expr] = {}
 

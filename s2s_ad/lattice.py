@@ -1,0 +1,110 @@
+"""The lattice of kinds: what sort of value a variable holds.
+
+A leaf module (rules and stages import it).  A kind is ``"float"``, ``"int"``,
+``"bool"``, ``"str"``, ``"none"``, ``"unknown"``, a tuple of kinds for a tuple
+value, or an :class:`ArrayKind`.
+
+>>> join("int", "float"), join(("float",), ("int",))
+('float', ('float',))
+"""
+
+from __future__ import annotations
+
+import ctypes
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+NUMERIC = ("float", "int", "bool")
+
+
+@dataclass(frozen=True)
+class ArrayKind:
+    """A NumPy array of ``ndim`` dimensions (None: unknown), float or not."""
+
+    ndim: int | None
+    floating: bool = True
+
+    def __repr__(self) -> str:
+        rank = "" if self.ndim is None else self.ndim
+        return f"{'float' if self.floating else 'int'} array{rank}"
+
+    def element(self) -> str:
+        return "float" if self.floating else "int"
+
+
+Kind = str | tuple | ArrayKind
+
+
+def array_kind(ndim: int | None, floating: bool = True) -> Kind:
+    """An array kind, or the scalar kind for ``ndim == 0`` results of indexing."""
+    return ArrayKind(ndim, floating)
+
+
+def join(a: Kind | None, b: Kind | None) -> Kind | None:
+    """The least kind holding both ``a`` and ``b`` (``None`` is 'no value yet')."""
+    if a is None or a == b:
+        return b
+    if b is None:
+        return a
+    if isinstance(a, tuple) and isinstance(b, tuple) and len(a) == len(b):
+        return tuple(join(x, y) for x, y in zip(a, b, strict=True))
+    if isinstance(a, ArrayKind) or isinstance(b, ArrayKind):
+        return _join_arrays(a, b)
+    if {a, b} <= {"int", "bool"}:
+        return "int"
+    if {a, b} <= set(NUMERIC):
+        return "float"
+    return "unknown"
+
+
+def _join_arrays(a: Kind, b: Kind) -> Kind:
+    arrays = [k for k in (a, b) if isinstance(k, ArrayKind)]
+    others = [k for k in (a, b) if not isinstance(k, ArrayKind)]
+    if any(o not in NUMERIC for o in others):
+        return "unknown"
+    ndims = {k.ndim for k in arrays}
+    floating = any(k.floating for k in arrays) or "float" in others
+    return ArrayKind(ndims.pop() if len(ndims) == 1 else None, floating)
+
+
+def kind_of_value(value: Any) -> Kind:
+    """The kind of a Python value (an argument or a constant)."""
+    if isinstance(value, np.ndarray):
+        if value.dtype.kind not in "fiub":
+            return "unknown"
+        return ArrayKind(value.ndim, value.dtype.kind == "f")
+    if isinstance(value, bool | np.bool_):
+        return "bool"
+    if isinstance(value, int | np.integer):
+        return "int"
+    if isinstance(value, float | np.floating):
+        return "float"
+    if isinstance(value, str):
+        return "str"
+    if value is None:
+        return "none"
+    if isinstance(value, tuple):
+        return tuple(kind_of_value(v) for v in value)
+    return "unknown"
+
+
+def foreign_kind(fn: Any) -> Kind:
+    """The result kind of a callable without source (a C function's ``restype``)."""
+    restype = getattr(fn, "restype", None)
+    if restype in (ctypes.c_double, ctypes.c_float, ctypes.c_longdouble):
+        return "float"
+    if restype in (ctypes.c_int, ctypes.c_long, ctypes.c_longlong, ctypes.c_short,
+                   ctypes.c_int64, ctypes.c_int32, ctypes.c_size_t):
+        return "int"
+    return "unknown"
+
+
+def carries_derivative(kind: Kind | None) -> bool:
+    """Whether a value of this kind can have a nonzero cotangent."""
+    if isinstance(kind, tuple):
+        return any(carries_derivative(k) for k in kind)
+    if isinstance(kind, ArrayKind):
+        return kind.floating
+    return kind in ("float", "unknown")
