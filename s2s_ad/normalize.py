@@ -34,6 +34,7 @@ from .errors import NonDifferentiableError
 from .ir import LocalFunction, ParsedFunction, copy_annos, get_anno, set_anno
 from .naming import Namer, op_word
 from .parse import finish_parse, lambda_to_def
+from .trees import const, load, store
 
 
 @dataclass(eq=False)
@@ -54,18 +55,6 @@ class NormalFunction:
     def result(self) -> gast.expr:
         """The atom the function returns."""
         return self.node.body[-1].value
-
-
-def store(name: str) -> gast.Name:
-    return gast.Name(id=name, ctx=gast.Store(), annotation=None, type_comment=None)
-
-
-def load(name: str) -> gast.Name:
-    return gast.Name(id=name, ctx=gast.Load(), annotation=None, type_comment=None)
-
-
-def const(value: Any) -> gast.Constant:
-    return gast.Constant(value=value, kind=None)
 
 
 def is_atom(node: gast.AST) -> bool:

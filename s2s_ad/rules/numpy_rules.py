@@ -11,6 +11,7 @@ from __future__ import annotations
 import gast
 import numpy as np
 
+from .. import runtime
 from ..lattice import NUMERIC, ArrayKind, join
 from .registry import NOT_CONSTANT, Rule, register, register_binop
 
@@ -258,3 +259,6 @@ register(np.shape, Rule("np.shape", ("x",), kind=_shape))
 register(np.size, Rule("np.size", ("x",), kind=_ints), nargs=1)
 register(np.ndim, Rule("np.ndim", ("x",), kind=_ints))
 register(np.arange, Rule("np.arange", ("n",), kind=lambda k, o: ArrayKind(1, False)), nargs=1)
+register(runtime.astype_int, Rule("rt.astype_int", ("x",), kind=_int_array_or_int))
+register(runtime.astype_float, Rule("rt.astype_float", ("x",), {"x": "g"},
+                                    kind=lambda k, o: ArrayKind(_ndim(k[0]))))

@@ -121,3 +121,10 @@ def unaryop_rule(op: gast.unaryop, where: Any = None) -> Rule:
         raise NonDifferentiableError(f"the operator {type(op).__name__} has no derivative "
                                      "rule", where)
     return rule
+
+
+def all_rules() -> list[tuple[Any, int | None, Rule]]:
+    """Every registered rule as (callee or operator class, nargs or None, rule)."""
+    calls = [(obj, nargs, rule) for (_, nargs), (obj, rule) in _RULES.items()]
+    ops = [(op, None, rule) for op, rule in {**_BINOPS, **_UNARYOPS}.items()]
+    return calls + ops

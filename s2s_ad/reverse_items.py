@@ -1,0 +1,144 @@
+"""Stage 5 (reverse), part: arrays.
+
+Rule specialisation (constant axis, ndims), broadcasting back to operand
+shapes, guards for empty (not yet set) array cotangents, and item reads and
+writes: a write saves the overwritten value and the pullback restores it.
+"""
+
+from __future__ import annotations
+
+import copy
+from typing import TYPE_CHECKING
+
+import gast
+
+from .errors import NonDifferentiableError
+from .lattice import ArrayKind, Kind
+from .rules.classify import Primitive
+from .rules.registry import Rule
+from .trees import (
+    assign,
+    aug_item,
+    call,
+    const,
+    load,
+    substitute,
+)
+
+if TYPE_CHECKING:
+    from .reverse import _Ctx
+
+
+class ItemsMixin:
+    """Methods of the reverse pass (see :mod:`s2s_ad.reverse`)."""
+
+    def specialized(self, prim: Primitive, where: gast.AST) -> Rule:
+        try:
+            return prim.rule.specialize(prim.operands, [self.kind(a) for a in prim.operands])
+        except ValueError as exc:
+            raise NonDifferentiableError(str(exc), self.norm.parsed.location(
+                where if hasattr(where, "lineno") else self.norm.node)) from None
+
+    def broadcast_back(self, rule: Rule, target: str, atom: gast.expr, param: str,
+                       value: gast.expr, value_of) -> gast.expr:
+        """An element-wise contribution summed back to its operand's shape."""
+        if not (rule.elementwise and isinstance(self.kinds.get(target), ArrayKind)):
+            return value
+        if isinstance(self.kind(atom), ArrayKind):
+            return call("ar.unbroadcast", value, value_of(param))
+        return call("ar.unbroadcast_scalar", value)
+
+    def guard(self, target: str, g: gast.expr, body: list[gast.stmt]) -> list[gast.stmt]:
+        """Array cotangents: skip the contributions while ``g`` is still empty (zero)."""
+        if not body or not isinstance(self.kinds.get(target), ArrayKind):
+            return body
+        test = gast.Compare(left=gast.Attribute(value=g, attr="size", ctx=gast.Load()),
+                            ops=[gast.NotEq()], comparators=[const(0)])
+        return [gast.If(test=test, body=body, orelse=[])]
+
+    def index_reads(self, index: gast.expr, ctx: _Ctx, fwd: list, pops: list) -> gast.expr:
+        """The index expression with its variable parts saved for the pullback."""
+        index = copy.deepcopy(index)
+        names = sorted({n.id for n in gast.walk(index) if isinstance(n, gast.Name)})
+        reads = {}
+        for name in names:
+            f, p, e = self.save(load(name), ctx)
+            fwd.extend(f)
+            pops[:0] = p
+            reads[name] = e
+        return substitute(index, reads)
+
+    def read_item(self, s: gast.Assign, target: str, prim: Primitive, ctx: _Ctx):
+        """``y = x[index]``: the pullback adds ``d_y`` into ``d_x[index]``."""
+        base = prim.operands[0]
+        fwd: list[gast.stmt] = []
+        pops: list[gast.stmt] = []
+        rev_body: list[gast.stmt] = []
+        head, g = self._grad_source(target, prim)
+        if self.active(base):
+            f, p, base_value = self.save(base, ctx)
+            fwd += f
+            pops[:0] = p
+            index = self.index_reads(s.value.slice, ctx, fwd, pops)
+            d_x = self.adj(base.id)
+            rev_body = [assign(d_x, call("rt.materialize", load(d_x), base_value), self.line),
+                        aug_item(d_x, index, g, self.line)]
+        rev = [self._header()] + pops + head + self.guard(target, g, rev_body)
+        return fwd + [s], rev + self._reset(target, prim)
+
+    def write_item(self, s: gast.Assign, ctx: _Ctx) -> tuple[list, list]:
+        """``x[index] = v``: save the overwritten value; the pullback restores it,
+        moves ``d_x[index]`` into ``d_v`` and zeroes it."""
+        target = s.targets[0]
+        name = target.value.id
+        fwd: list[gast.stmt] = []
+        pops: list[gast.stmt] = []
+        index = self.index_reads(target.slice, ctx, fwd, pops)
+        old = self.namer.fresh(f"{name}_overwritten")
+        item_kind = self.item_kind(target)
+        self.kinds[old] = item_kind
+        read = gast.Subscript(value=load(name), slice=copy.deepcopy(target.slice),
+                              ctx=gast.Load())
+        if isinstance(item_kind, ArrayKind):
+            read = call("np.copy", read)
+        fwd.append(assign(old, read, self.line))
+        f, p, old_value = self.save(load(old), ctx)
+        fwd += f
+        pops[:0] = p
+        restore = gast.Assign(targets=[gast.Subscript(value=load(name), slice=index,
+                                                      ctx=gast.Store())],
+                              value=old_value, type_comment=None)
+        rev = [self._header()] + pops + [restore]
+        if self.activity.active(name):
+            rev += self.item_adjoint(name, index, s.value, ctx, fwd)
+        return fwd + [s], rev
+
+    def item_kind(self, target: gast.Subscript) -> Kind:
+        from .kinds import _Kinds  # the same indexing rule as the kinds stage
+        return _Kinds(self.kinds, None).indexed(self.kinds[target.value.id], target.slice)
+
+    def item_adjoint(self, name: str, index: gast.expr, value: gast.expr, ctx: _Ctx,
+                     fwd: list) -> list[gast.stmt]:
+        d_x = self.adj(name)
+        f, p, x_value = self.save(load(name), ctx)
+        fwd += f
+        out = p + [assign(d_x, call("rt.materialize", load(d_x), x_value), self.line)]
+        if self.active(value):
+            part = gast.Subscript(value=load(d_x), slice=index, ctx=gast.Load())
+            kind = self.kind(value)
+            if isinstance(kind, ArrayKind):
+                v_f, v_p, v_value = self.save(value, ctx)
+                fwd += v_f
+                out[:0] = v_p
+                part = call("ar.unbroadcast", call("np.copy", part), v_value)
+            elif isinstance(self.item_kind_of(name, index), ArrayKind):
+                part = call("np.sum", part)
+            out += self.accumulate(value.id, kind, part)
+        zeroing = gast.Assign(targets=[gast.Subscript(value=load(d_x), slice=index,
+                                                      ctx=gast.Store())],
+                              value=const(0.0), type_comment=None)
+        return out + [zeroing]
+
+    def item_kind_of(self, name: str, index: gast.expr) -> Kind:
+        from .kinds import _Kinds
+        return _Kinds(self.kinds, None).indexed(self.kinds[name], index)
