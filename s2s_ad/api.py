@@ -389,12 +389,14 @@ def explain(f: Callable, *args: Any) -> Explanation:
     """Which path (Numba or Python) runs ``f``'s gradient, and why.
 
     With example ``args`` it compiles (without running) the fused
-    value-and-gradient function for them; without, it reports the last run.
+    value-and-gradient function for them (the forward function when the
+    result is not a scalar); without, it reports the last run.
     """
     df, t = _transform_for(f, args)
-    fused = t.generated.fused.name
+    scalar = t.result_kind in ("float", "int", "bool")
+    hot = (t.generated.fused if scalar else t.generated.forward).name
     if args:
-        df.callable_for(t, fused, args)
+        df.callable_for(t, hot, args)
     entries = dict(df.status)
-    path, reason = entries.get(fused) or next(iter(entries.values()), ("python", "not run"))
+    path, reason = entries.get(hot) or next(iter(entries.values()), ("python", "not run"))
     return Explanation(function=t.name, path=path, reason=reason, entries=entries)

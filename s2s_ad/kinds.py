@@ -21,6 +21,7 @@ from .lattice import (  # noqa: F401  (re-exported for the stages)
     ArrayKind,
     Kind,
     array_kind,
+    broadcast,
     carries_derivative,
     foreign_kind,
     join,
@@ -109,10 +110,7 @@ class _Kinds:
         if callable(kind):
             return None if None in kinds else kind(kinds, prim.operands)
         if kind == "join":
-            out = None
-            for k in kinds:
-                out = join(out, _arith(k))
-            return out
+            return broadcast(kinds)
         if kind == "pow":
             a, b = kinds
             exponent = prim.operands[1]
@@ -123,7 +121,7 @@ class _Kinds:
             if None in kinds:
                 return None
             if any(isinstance(k, ArrayKind) for k in kinds):
-                return join(join(a, b), "float")
+                return broadcast([a, b, "float"])
             return "float" if set(kinds) <= set(NUMERIC) else "unknown"
         return kind
 

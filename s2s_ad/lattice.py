@@ -11,6 +11,7 @@ value, or an :class:`ArrayKind`.
 from __future__ import annotations
 
 import ctypes
+import math
 from dataclasses import dataclass
 from typing import Any
 
@@ -69,11 +70,30 @@ def _join_arrays(a: Kind, b: Kind) -> Kind:
     return ArrayKind(ndims.pop() if len(ndims) == 1 else None, floating)
 
 
+def broadcast(kinds: list) -> Kind | None:
+    """The kind of an element-wise result: arrays broadcast to the largest rank."""
+    arrays = [k for k in kinds if isinstance(k, ArrayKind)]
+    if not arrays:
+        out = None
+        for k in kinds:
+            out = join(out, "int" if k == "bool" else k)
+        return out
+    if any(k is None for k in kinds):
+        return None
+    if any(not isinstance(k, ArrayKind) and k not in NUMERIC for k in kinds):
+        return "unknown"
+    ndims = [k.ndim for k in arrays]
+    floating = any(k.floating for k in arrays) or "float" in kinds
+    return ArrayKind(None if None in ndims else max(ndims), floating)
+
+
 def kind_of_value(value: Any) -> Kind:
     """The kind of a Python value (an argument or a constant)."""
     if isinstance(value, np.ndarray):
         if value.dtype.kind not in "fiub":
             return "unknown"
+        if value.ndim == 0:  # a 0-d array computes like a scalar
+            return "float" if value.dtype.kind == "f" else "int"
         return ArrayKind(value.ndim, value.dtype.kind == "f")
     if isinstance(value, bool | np.bool_):
         return "bool"
@@ -90,8 +110,14 @@ def kind_of_value(value: Any) -> Kind:
     return "unknown"
 
 
+_INT_MATH = {"factorial", "comb", "perm", "gcd", "lcm", "isqrt"}
+_MATH_VALUES = {id(getattr(math, name)) for name in dir(math) if callable(getattr(math, name))}
+
+
 def foreign_kind(fn: Any) -> Kind:
     """The result kind of a callable without source (a C function's ``restype``)."""
+    if getattr(fn, "__module__", None) == "math" or id(fn) in _MATH_VALUES:
+        return "int" if getattr(fn, "__name__", "") in _INT_MATH else "float"
     restype = getattr(fn, "restype", None)
     if restype in (ctypes.c_double, ctypes.c_float, ctypes.c_longdouble):
         return "float"

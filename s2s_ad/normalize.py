@@ -46,6 +46,7 @@ class NormalFunction:
     namer: Namer
     locals: set[str] = field(default_factory=set)
     externals: dict[str, Any] = field(default_factory=dict)  # global arrays read
+    temps: set[str] = field(default_factory=set)  # names normalization introduced
 
     @property
     def params(self) -> list[str]:
@@ -686,4 +687,5 @@ def normalize(parsed: ParsedFunction) -> NormalFunction:
                               returns=None, type_comment=None, type_params=[])
     copy_annos(fdef, result)
     return NormalFunction(parsed=parsed, node=result, namer=norm.namer,
-                          locals=norm.locals | set(parsed.params), externals=norm.externals)
+                          locals=norm.locals | set(parsed.params), externals=norm.externals,
+                          temps=norm.temps)

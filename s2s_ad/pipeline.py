@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import gast
+import numpy as np
 
 from .activity import Activity, ZeroDerivative, analyze_activity, zero_derivatives
 from .emit import digest, function_source, module_source
@@ -200,8 +201,11 @@ def _python_only_reason(t: Transform) -> str:
 
 
 def _numba_callable(obj: Any) -> bool:
-    """Whether Numba can call ``obj`` from compiled code (ctypes functions, dispatchers)."""
-    return isinstance(obj, ctypes._CFuncPtr) or hasattr(obj, "py_func")
+    """Whether Numba can call ``obj`` from compiled code: ctypes functions with declared
+    types, dispatchers, and the functions of ``math`` and NumPy Numba implements."""
+    module = getattr(obj, "__module__", None) or ""
+    return isinstance(obj, ctypes._CFuncPtr | np.ufunc) or hasattr(obj, "py_func") or \
+        module == "math" or module.startswith("numpy")
 
 
 def stage_source(t: Transform, stage: str) -> str:

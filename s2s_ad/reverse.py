@@ -129,6 +129,7 @@ class _Reverser(SavingMixin, CallsMixin, ItemsMixin):
         self.tapes: dict[str, str] = {}
         self.links: dict[int, CalleeLink] = {}
         self.externals: dict[str, Any] = dict(norm.externals)
+        self.written: list[str] = []  # arrays with item writes: restored by the pullback
         self.line: int | None = None
 
     # -- names -------------------------------------------------------------------
@@ -369,8 +370,10 @@ class _Reverser(SavingMixin, CallsMixin, ItemsMixin):
                               value=load(residuals_arg), type_comment=None)] \
             if self.residuals else []
         reverse_part = self.cursors + inits + seed + rev_body
+        snapshot, put_back = self.keep_written()
         pullback = function_def(f"{name}_pullback", [residuals_arg, seed_name],
-                        unpack + reverse_part + [gast.Return(value=grads)])
+                                unpack + snapshot + reverse_part + put_back +
+                                [gast.Return(value=grads)])
         fused = function_def(f"{name}_value_and_grad", norm.params, self.fwd_init + fwd_body + [
             assign(value_name, result), assign(seed_name, const(1.0))] + reverse_part + [
             gast.Return(value=tuple_of([load(value_name), grads]))])
@@ -379,6 +382,19 @@ class _Reverser(SavingMixin, CallsMixin, ItemsMixin):
                          links=list(self.links.values()), externals=self.externals,
                          residuals=self.residuals,
                          residual_kinds=self.residual_kinds, tapes=self.tapes)
+
+    def keep_written(self) -> tuple[list[gast.stmt], list[gast.stmt]]:
+        """The pullback restores overwritten items in place; it snapshots each written
+        array first and puts it back at the end, so it can run again."""
+        snapshot, put_back = [], []
+        for name in self.written:
+            final = self.namer.fresh(f"{name}_final")
+            snapshot.append(assign(final, call("np.copy", load(name))))
+            everything = gast.Slice(lower=None, upper=None, step=None)
+            put_back.append(gast.Assign(targets=[gast.Subscript(value=load(name), slice=everything,
+                                                                ctx=gast.Store())],
+                                        value=load(final), type_comment=None))
+        return snapshot, put_back
 
     def gradient_of(self, param: str) -> gast.expr:
         """The pullback's output for a parameter (array cotangents as full arrays)."""

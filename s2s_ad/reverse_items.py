@@ -11,8 +11,10 @@ import copy
 from typing import TYPE_CHECKING
 
 import gast
+import numpy as np
 
 from .errors import NonDifferentiableError
+from .ir import get_anno
 from .lattice import ArrayKind, Kind
 from .rules.classify import Primitive
 from .rules.registry import Rule
@@ -27,6 +29,30 @@ from .trees import (
 
 if TYPE_CHECKING:
     from .reverse import _Ctx
+
+
+_VIEWS = (np.reshape, np.transpose, np.ravel)
+
+
+def _definitions(stmts: list[gast.stmt]):
+    for s in stmts:
+        if isinstance(s, gast.Assign) and isinstance(s.targets[0], gast.Name):
+            yield s.targets[0].id, s.value
+        for field in ("body", "orelse"):
+            yield from _definitions(getattr(s, field, []) or [])
+
+
+def _is_view(op: gast.expr, of: str | None = None) -> bool:
+    """Whether ``op`` may return memory of an existing array (of ``of``, if given)."""
+    if isinstance(op, gast.Name):
+        base = op
+    elif isinstance(op, gast.Subscript):
+        base = op.value
+    elif isinstance(op, gast.Call) and get_anno(op, "callee") in _VIEWS and op.args:
+        base = op.args[0]
+    else:
+        return False
+    return isinstance(base, gast.Name) and (of is None or base.id == of)
 
 
 class ItemsMixin:
@@ -91,6 +117,9 @@ class ItemsMixin:
         moves ``d_x[index]`` into ``d_v`` and zeroes it."""
         target = s.targets[0]
         name = target.value.id
+        self.check_writable(name, s)
+        self.written.append(name) if name not in self.written else None
+        self.residual(name, self.kinds.get(name))
         fwd: list[gast.stmt] = []
         pops: list[gast.stmt] = []
         index = self.index_reads(target.slice, ctx, fwd, pops)
@@ -112,6 +141,25 @@ class ItemsMixin:
         if self.activity.active(name):
             rev += self.item_adjoint(name, index, s.value, ctx, fwd)
         return fwd + [s], rev
+
+    def check_writable(self, name: str, s: gast.Assign) -> None:
+        """Refuse a write that could change memory another variable sees."""
+        where = self.norm.parsed.location(s)
+        definitions = [d for d in _definitions(self.norm.node.body) if d[0] == name]
+        if name not in self.stable or len(definitions) != 1:
+            raise NonDifferentiableError(
+                f"writing into '{name}', which is assigned more than once, is not supported",
+                where, f"allocate '{name}' once (e.g. {name} = np.zeros(n)) and write into it")
+        if _is_view(definitions[0][1]):
+            raise NonDifferentiableError(
+                f"writing into '{name}', which may share memory with another array, is not "
+                "supported", where, f"write into a copy: {name} = np.copy(...)")
+        for other, op in _definitions(self.norm.node.body):
+            if other != name and other not in self.norm.temps and _is_view(op, of=name) \
+                    and isinstance(self.kinds.get(other), ArrayKind):
+                raise NonDifferentiableError(
+                    f"writing into '{name}' while '{other}' views or aliases it is not "
+                    "supported", where, f"make '{other}' a copy: {other} = np.copy(...)")
 
     def item_kind(self, target: gast.Subscript) -> Kind:
         from .kinds import _Kinds  # the same indexing rule as the kinds stage

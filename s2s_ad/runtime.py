@@ -8,7 +8,8 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from numba.extending import register_jitable
+from numba.core import types
+from numba.extending import overload, register_jitable
 
 
 @register_jitable
@@ -98,3 +99,16 @@ def materialize(cotangent, like):
     if cotangent.size == 0 and like.size != 0:
         return np.zeros(like.shape)
     return cotangent
+
+
+def as_float64(a):
+    """``a`` as float64 (no copy when it already is): cotangents are float64, and
+    Numba's dot/matmul need both operands of one dtype."""
+    return np.asarray(a, dtype=np.float64)
+
+
+@overload(as_float64)
+def _as_float64_numba(a):
+    if isinstance(a, types.Array) and a.dtype == types.float64:
+        return lambda a: a
+    return lambda a: a.astype(np.float64)

@@ -4,9 +4,12 @@ from __future__ import annotations
 
 import builtins
 
+from ..lattice import ArrayKind
 from .registry import Rule, register
 
-register(builtins.abs, Rule("abs", ("x",), {"x": "g * rt.sign(x)"}, kind="join"))
+register(builtins.abs, Rule("abs", ("x",), {"x": "g * rt.sign(x)"}, kind="join",
+                            variant=lambda consts, kinds: {"adjoints": {"x": "g * np.sign(x)"}}
+                            if isinstance(kinds["x"], ArrayKind) else {}))
 register(builtins.float, Rule("float", ("x",), {"x": "g"}))
 register(builtins.max, Rule("max", ("a", "b"), {"a": "g if a >= b else 0.0",
                                                "b": "0.0 if a >= b else g"}, kind="join"),

@@ -9,13 +9,13 @@ import math
 
 import gast
 
-from ..lattice import ArrayKind, join
+from ..lattice import ArrayKind, broadcast
 from .registry import Rule, register, register_binop, register_unaryop
 
 
 # ---- operators (element-wise on arrays, with broadcasting) -------------------
 def _true_division(kinds: list, operands: list):
-    return join(join(kinds[0], kinds[1]), "float")
+    return broadcast([kinds[0], kinds[1], "float"])
 
 
 def _pow_variant(consts: dict, kinds: dict) -> dict:

@@ -12,16 +12,13 @@ import gast
 import numpy as np
 
 from .. import runtime
-from ..lattice import NUMERIC, ArrayKind, join
+from ..lattice import NUMERIC, ArrayKind, broadcast
 from .registry import NOT_CONSTANT, Rule, register, register_binop
 
 
 # ---- kinds of results -----------------------------------------------------------
 def _broadcast(kinds: list, operands: list):
-    out = None
-    for k in kinds:
-        out = join(out, "float" if k in ("int", "bool") else k)
-    return join(out, "float") if isinstance(out, ArrayKind) else out
+    return broadcast(list(kinds) + ["float"])
 
 
 def _same(kinds: list, operands: list):
@@ -131,7 +128,8 @@ register(np.where, Rule("np.where", ("c", "a", "b"),
                         {"a": "np.where(c, g, 0.0)", "b": "np.where(c, 0.0, g)"},
                         kind=lambda k, o: _broadcast(k[1:], o[1:]), elementwise=True), nargs=3)
 register(np.clip, Rule("np.clip", ("x", "lo", "hi"),
-                       {"x": "g * ((x >= lo) & (x <= hi))"}, kind=_same, elementwise=True))
+                       {"x": "g * ((x >= lo) & (x <= hi))", "lo": "g * (x < lo)",
+                        "hi": "g * (x > hi)"}, kind=_same, elementwise=True))
 
 
 
@@ -167,10 +165,12 @@ register(np.linalg.norm, Rule("np.linalg.norm", ("x",), {"x": "ar.norm_vjp_all(g
 
 
 # ---- products ------------------------------------------------------------------------
+# rt.as_float64: cotangents are float64, and Numba's products need one dtype
 _PRODUCTS = {(0, 0): ("a * b", "g * b", "g * a"), (1, 1): ("np.dot(a, b)", "g * b", "g * a"),
-             (2, 1): ("np.dot(a, b)", "np.outer(g, b)", "np.dot(a.T, g)"),
-             (1, 2): ("np.dot(a, b)", "np.dot(b, g)", "np.outer(a, g)"),
-             (2, 2): ("np.dot(a, b)", "np.dot(g, b.T)", "np.dot(a.T, g)")}
+             (2, 1): ("np.dot(a, b)", "np.outer(g, b)", "np.dot(rt.as_float64(a).T, g)"),
+             (1, 2): ("np.dot(a, b)", "np.dot(rt.as_float64(b), g)", "np.outer(a, g)"),
+             (2, 2): ("np.dot(a, b)", "np.dot(g, rt.as_float64(b).T)",
+                      "np.dot(rt.as_float64(a).T, g)")}
 
 
 def _product_variant(consts: dict, kinds: dict) -> dict:

@@ -1,0 +1,442 @@
+"""The rule table: every registered derivative rule with the calls that exercise it.
+
+``TABLE`` maps a rule's identity -- ``(callee, nargs)`` for a call, ``(gast operator
+class, None)`` for an operator, exactly as ``s2s_ad.rules.all_rules()`` lists them --
+to the cases that check it. A case is a call expression over named arguments and a
+generator of those arguments. Argument generators keep to each function's domain and
+away from its kinks: logs see positive values, arcsin sees (-0.9, 0.9), max/min/maximum/
+argmax see no ties, floor/round see no values near their jumps, ``%`` sees no quotient
+near an integer, and solve/inv/det see diagonally dominant matrices. So central finite
+differences are a valid reference.
+
+The test module (test_rule_table.py) turns each case into ``def f(<args>, u): return
+np.sum(<expr> * u)`` (``<expr> * u`` for a scalar result) in a real file.
+
+``numba``: None means "only the first case of its rule runs in the Numba subset".
+"""
+
+from __future__ import annotations
+
+import builtins
+import math
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import gast
+import numpy as np
+
+from s2s_ad import runtime
+
+Args = Callable[[np.random.Generator], dict]
+
+
+@dataclass(frozen=True)
+class Case:
+    """One call of a rule and how to draw its arguments."""
+
+    name: str
+    expr: str
+    args: Args
+    wrt: tuple[str, ...] | None = None  # None: every float argument
+    numba: bool | None = None  # None: True for the first case of its rule
+    stmt: str | None = None  # a statement run before the return (print)
+    zero: bool = True  # non-differentiable rules: gradient is zero, with a warning
+
+
+# ---- argument generators -------------------------------------------------------------
+def _out(v, shape):
+    return float(v) if shape == () else np.asarray(v, dtype=np.float64)
+
+
+def unif(shape=(), lo=-1.0, hi=1.0):
+    return lambda rng: _out(rng.uniform(lo, hi, shape), shape)
+
+
+def away(shape=(), lo=0.3, hi=1.5):
+    """|v| in [lo, hi) with random signs: no kink of abs/sign/cbrt nearby."""
+    return lambda rng: _out(rng.uniform(lo, hi, shape) * rng.choice([-1.0, 1.0], shape), shape)
+
+
+def distinct(shape, lo=-2.0, hi=2.0):
+    """Evenly spread, shuffled values: no ties for max/min/argmax/argsort."""
+    def gen(rng):
+        values = np.linspace(lo, hi, int(np.prod(shape)))
+        rng.shuffle(values)
+        return values.reshape(shape)
+    return gen
+
+
+def off_grid(shape=()):
+    """Values whose fractional part is in [0.15, 0.35] or [0.65, 0.85]: away from the
+    jumps of floor/ceil/trunc/rint/round."""
+    def gen(rng):
+        whole = rng.integers(-3, 3, shape)
+        frac = rng.uniform(0.15, 0.35, shape) + 0.5 * rng.integers(0, 2, shape)
+        return _out(whole + frac, shape)
+    return gen
+
+
+def well_conditioned(n):
+    """Diagonally dominant with a positive diagonal: invertible, positive determinant."""
+    return lambda rng: rng.uniform(-0.5, 0.5, (n, n)) + n * np.eye(n)
+
+
+def boolean(shape):
+    return lambda rng: rng.random(shape) < 0.5
+
+
+def args(**gens) -> Args:
+    """Independent arguments, in keyword order."""
+    return lambda rng: {name: gen(rng) for name, gen in gens.items()}
+
+
+def untied(shape_a=(), shape_b=(), names=("a", "b")):
+    """Two arguments that never tie (even broadcast): |a| >= 0.3 and |b| <= 0.1."""
+    return args(**{names[0]: away(shape_a), names[1]: unif(shape_b, -0.1, 0.1)})
+
+
+def untied_scalars(names=("a", "b")):
+    """Two scalars at least 0.2 apart, either one the larger."""
+    def gen(rng):
+        a = float(rng.uniform(-1, 1))
+        return {names[0]: a, names[1]: a + float(rng.choice([-1, 1]) * rng.uniform(0.2, 1))}
+    return gen
+
+
+def mod_pair(shape_a=(), shape_b=(), names=("a", "b"), sign=1.0):
+    """a / b = +-(k + f) with f in [0.2, 0.8]: a % b, a // b and fmod(a, b) are smooth
+    (or constant) there, also broadcast."""
+    def gen(rng):
+        shape = np.broadcast_shapes(shape_a, shape_b)
+        q = rng.integers(-3, 3, shape) + rng.uniform(0.2, 0.8, shape)
+        if shape_a == shape:
+            b = sign * rng.uniform(0.7, 1.3, shape_b)
+            a = q * b
+        else:  # a is the broadcast one: b = a / q
+            a = rng.uniform(2.0, 3.0, shape_a)
+            q = np.abs(q) + 1.0
+            b = sign * a / q
+        return {names[0]: _out(np.array(a), shape_a), names[1]: _out(np.array(b), shape_b)}
+    return gen
+
+
+def clip_args(shape):
+    """x away from the clip bounds -0.5 and 0.5."""
+    def gen(rng):
+        x = rng.uniform(-1, 1, shape)
+        near = np.abs(np.abs(x) - 0.5) < 0.05
+        x[near] += 0.15
+        return {"x": x}
+    return gen
+
+
+V = (5,)
+M = (3, 4)
+ROW = (4,)
+COL = (3, 1)
+
+TABLE: dict[tuple, list[Case]] = {}
+
+
+def rule(callee, nargs, *cases: Case) -> None:
+    assert (callee, nargs) not in TABLE, f"duplicate table entry {callee!r}/{nargs}"
+    TABLE[(callee, nargs)] = list(cases)
+
+
+# ---- Python operators, on scalars and on arrays (with broadcasting) ------------------------
+def _binop(op, sym, gen_for):
+    cases = [Case(f"{name}", f"a {sym} b", gen_for(sa, sb))
+             for name, sa, sb in (("scalars", (), ()), ("arrays", V, V),
+                                  ("array-scalar", M, ()), ("scalar-array", (), M),
+                                  ("broadcast-row", M, ROW), ("broadcast-col", M, COL),
+                                  ("broadcast-row-2d", M, (1, 4)))]
+    rule(op, None, *[Case(f"op{sym}-{c.name}", c.expr, c.args, numba=c.name in (
+        "arrays", "scalars")) for c in cases])
+
+
+_binop(gast.Add, "+", lambda sa, sb: args(a=unif(sa), b=unif(sb)))
+_binop(gast.Sub, "-", lambda sa, sb: args(a=unif(sa), b=unif(sb)))
+_binop(gast.Mult, "*", lambda sa, sb: args(a=unif(sa), b=unif(sb)))
+_binop(gast.Div, "/", lambda sa, sb: args(a=unif(sa), b=away(sb)))
+_binop(gast.Pow, "**", lambda sa, sb: args(a=unif(sa, 0.5, 2.0), b=unif(sb, -1.5, 2.5)))
+_binop(gast.Mod, "%", lambda sa, sb: mod_pair(sa, sb))
+TABLE[(gast.Mod, None)] += [
+    Case("op%-negative-divisor", "a % b", mod_pair((), (), sign=-1.0)),
+    Case("op%-array-negative-divisor", "a % b", mod_pair(V, V, sign=-1.0)),
+]
+TABLE[(gast.Pow, None)] += [
+    Case("op**-int-exponent", "a ** 3", args(a=unif())),
+    Case("op**-array-int-exponent", "a ** 2", args(a=unif(M))),
+    Case("op**-constant-base", "2.0 ** b", args(b=unif(M))),
+]
+rule(gast.FloorDiv, None,
+     Case("op//-scalars", "a // b", mod_pair()),
+     Case("op//-arrays", "a // b", mod_pair(V, V)),
+     Case("op//-array-scalar", "a // b", mod_pair(M, ())))
+rule(gast.MatMult, None,
+     Case("op@-2d-2d", "a @ b", args(a=unif((3, 4)), b=unif((4, 2)))),
+     Case("op@-1d-1d", "a @ b", args(a=unif(ROW), b=unif(ROW))),
+     Case("op@-2d-1d", "a @ b", args(a=unif((3, 4)), b=unif(ROW))),
+     Case("op@-1d-2d", "a @ b", args(a=unif((3,)), b=unif((3, 4))), numba=True))
+rule(gast.USub, None,
+     Case("op-neg-scalar", "-a", args(a=unif())),
+     Case("op-neg-array", "-a", args(a=unif(M)), numba=True))
+rule(gast.UAdd, None,
+     Case("op-pos-scalar", "+a", args(a=unif())),
+     Case("op-pos-array", "+a", args(a=unif(M)), numba=True))
+rule(gast.Not, None, Case("op-not", "(not a)", args(a=away())))
+
+# ---- math ----------------------------------------------------------------------------------
+_MATH_UNARY = {
+    math.sin: unif(), math.cos: unif(), math.tan: unif(), math.asin: unif((), -0.9, 0.9),
+    math.acos: unif((), -0.9, 0.9), math.atan: unif((), -2, 2), math.degrees: unif(),
+    math.radians: unif((), -90, 90), math.sinh: unif((), -1.5, 1.5),
+    math.cosh: unif((), -1.5, 1.5), math.tanh: unif((), -1.5, 1.5),
+    math.asinh: unif((), -2, 2), math.acosh: unif((), 1.2, 3.0),
+    math.atanh: unif((), -0.8, 0.8), math.exp: unif(), math.expm1: unif(),
+    math.exp2: unif(), math.log1p: unif((), -0.5, 2.0), math.log2: unif((), 0.3, 3.0),
+    math.log10: unif((), 0.3, 3.0), math.sqrt: unif((), 0.3, 3.0), math.cbrt: away(),
+    math.erf: unif((), -1.5, 1.5), math.erfc: unif((), -1.5, 1.5), math.fabs: away(),
+}
+for _fn, _gen in _MATH_UNARY.items():
+    rule(_fn, None, Case(f"math.{_fn.__name__}", f"math.{_fn.__name__}(x)", args(x=_gen)))
+rule(math.log, 1, Case("math.log", "math.log(x)", args(x=unif((), 0.3, 3.0))))
+rule(math.log, 2, Case("math.log-base", "math.log(x, base)",
+                       args(x=unif((), 0.3, 3.0), base=unif((), 1.5, 4.0))))
+rule(math.atan2, None,
+     Case("math.atan2", "math.atan2(y, x)", args(y=unif(), x=away())),
+     Case("math.atan2-left", "math.atan2(y, x)", args(y=away(), x=unif((), -2, -0.5))))
+rule(math.hypot, 2, Case("math.hypot", "math.hypot(x, y)", args(x=away(), y=away())))
+rule(math.pow, None, Case("math.pow", "math.pow(a, b)",
+                          args(a=unif((), 0.5, 2.0), b=unif((), -1.5, 2.5))))
+rule(math.copysign, None,
+     Case("math.copysign", "math.copysign(x, y)", args(x=away(), y=away()), wrt=("x",)))
+rule(math.fmod, None,
+     Case("math.fmod", "math.fmod(x, y)", mod_pair(names=("x", "y"))),
+     Case("math.fmod-negative", "math.fmod(x, y)", mod_pair(names=("x", "y"), sign=-1.0)))
+for _fn in (math.floor, math.ceil, math.trunc):
+    rule(_fn, None, Case(f"math.{_fn.__name__}", f"math.{_fn.__name__}(x)",
+                         args(x=off_grid())))
+for _fn in (math.isnan, math.isinf, math.isfinite):
+    rule(_fn, None, Case(f"math.{_fn.__name__}", f"math.{_fn.__name__}(x)", args(x=unif())))
+
+# ---- builtins ------------------------------------------------------------------------------
+rule(builtins.abs, None,
+     Case("abs", "abs(x)", args(x=away())),
+     Case("abs-array", "abs(x)", args(x=away(M))))
+rule(builtins.float, None, Case("float", "float(x)", args(x=unif())))
+rule(builtins.max, 2,
+     Case("max", "max(a, b)", untied_scalars()),
+     Case("max-other", "max(b, a)", untied_scalars()))
+rule(builtins.min, 2,
+     Case("min", "min(a, b)", untied_scalars()),
+     Case("min-other", "min(b, a)", untied_scalars()))
+rule(builtins.pow, 2, Case("pow", "pow(a, b)", args(a=unif((), 0.5, 2.0), b=unif((), -1.5, 2.5))))
+rule(builtins.int, None, Case("int", "int(x)", args(x=off_grid())))
+rule(builtins.round, 1, Case("round", "round(x)", args(x=off_grid())))
+rule(builtins.round, 2, Case("round-ndigits", "round(x, 2)", args(x=unif((), -3, 3))))
+rule(builtins.bool, None, Case("bool", "bool(x)", args(x=away())))
+rule(builtins.len, None, Case("len", "len(x)", args(x=unif(V))))
+rule(builtins.print, None,
+     Case("print", "x", args(x=unif()), stmt="print(x)", zero=False))
+
+# ---- NumPy element-wise --------------------------------------------------------------------
+_NP_UNARY = {
+    np.sin: (-1, 1), np.cos: (-1, 1), np.tan: (-1, 1), np.arcsin: (-0.9, 0.9),
+    np.arccos: (-0.9, 0.9), np.arctan: (-2, 2), np.sinh: (-1.5, 1.5), np.cosh: (-1.5, 1.5),
+    np.tanh: (-1.5, 1.5), np.arcsinh: (-2, 2), np.arccosh: (1.2, 3.0),
+    np.arctanh: (-0.8, 0.8), np.exp: (-1, 1), np.expm1: (-1, 1), np.exp2: (-1, 1),
+    np.log: (0.3, 3.0), np.log1p: (-0.5, 2.0), np.log2: (0.3, 3.0), np.log10: (0.3, 3.0),
+    np.sqrt: (0.3, 3.0), np.cbrt: None, np.square: (-1, 1), np.abs: None, np.fabs: None,
+    np.negative: (-1, 1), np.positive: (-1, 1), np.reciprocal: None,
+}
+for _fn, _dom in _NP_UNARY.items():
+    _name = "abs" if _fn is np.abs else _fn.__name__
+    _gen = away if _dom is None else (lambda s, d=_dom: unif(s, *d))
+    rule(_fn, None,
+         Case(f"np.{_name}", f"np.{_name}(x)", args(x=_gen(V))),
+         Case(f"np.{_name}-2d", f"np.{_name}(x)", args(x=_gen(M))),
+         Case(f"np.{_name}-scalar", f"np.{_name}(x)", args(x=_gen(()))))
+
+_NP_BINARY = {
+    np.add: lambda sa, sb: args(a=unif(sa), b=unif(sb)),
+    np.subtract: lambda sa, sb: args(a=unif(sa), b=unif(sb)),
+    np.multiply: lambda sa, sb: args(a=unif(sa), b=unif(sb)),
+    np.divide: lambda sa, sb: args(a=unif(sa), b=away(sb)),
+    np.maximum: untied, np.minimum: untied,
+    np.arctan2: lambda sa, sb: args(a=unif(sa), b=away(sb)),
+    np.hypot: lambda sa, sb: args(a=away(sa), b=away(sb)),
+    np.power: lambda sa, sb: args(a=unif(sa, 0.5, 2.0), b=unif(sb, -1.5, 2.5)),
+}
+for _fn, _gen in _NP_BINARY.items():
+    _n = _fn.__name__
+    rule(_fn, None,
+         Case(f"np.{_n}", f"np.{_n}(a, b)", _gen(V, V)),
+         Case(f"np.{_n}-2d", f"np.{_n}(a, b)", _gen(M, M)),
+         Case(f"np.{_n}-array-scalar", f"np.{_n}(a, b)", _gen(M, ())),
+         Case(f"np.{_n}-scalar-array", f"np.{_n}(a, b)", _gen((), M)),
+         Case(f"np.{_n}-broadcast-row", f"np.{_n}(a, b)", _gen(M, ROW)),
+         Case(f"np.{_n}-broadcast-col-first", f"np.{_n}(a, b)", _gen(COL, M)),
+         Case(f"np.{_n}-broadcast-row-2d", f"np.{_n}(a, b)", _gen(M, (1, 4))),
+         Case(f"np.{_n}-scalars", f"np.{_n}(a, b)", _gen((), ())))
+TABLE[(np.maximum, None)].append(Case("np.maximum-swapped", "np.maximum(b, a)", untied(M, M)))
+TABLE[(np.minimum, None)].append(Case("np.minimum-swapped", "np.minimum(b, a)", untied(M, M)))
+
+rule(np.where, 3,
+     Case("np.where", "np.where(c, a, b)", args(c=boolean(V), a=unif(V), b=unif(V))),
+     Case("np.where-2d-scalar", "np.where(c, a, b)", args(c=boolean(M), a=unif(M), b=unif())),
+     Case("np.where-broadcast", "np.where(c, a, b)",
+          args(c=boolean(M), a=unif(ROW), b=unif(COL))),
+     Case("np.where-broadcast-2d", "np.where(c, a, b)",
+          args(c=boolean(M), a=unif((1, 4)), b=unif(COL))))
+rule(np.clip, None,
+     Case("np.clip", "np.clip(x, -0.5, 0.5)", clip_args(V)),
+     Case("np.clip-2d", "np.clip(x, -0.5, 0.5)", clip_args(M)),
+     Case("np.clip-method", "x.clip(-0.5, 0.5)", clip_args(M)),
+     Case("np.clip-float-bounds", "np.clip(x, lo, hi)",
+          lambda rng: {**clip_args(M)(rng), "lo": -0.5, "hi": 0.5}))
+
+# ---- reductions: every axis / keepdims variant, the method form, 1-D and 3-D --------------
+_AXES = (("", None, False), (", keepdims=True", None, True), (", axis=0", 0, False),
+         (", axis=0, keepdims=True", 0, True), (", axis=1", 1, False),
+         (", axis=1, keepdims=True", 1, True), (", axis=-1", -1, False),
+         (", axis=-1, keepdims=True", -1, True), (", axis=None", None, False))
+# the Numba subset: whole-array reductions and a spread of the axis/keepdims helpers
+_NUMBA_AXES = {("sum", ", keepdims=True"), ("sum", ", axis=0"), ("sum", ", axis=1, keepdims=True"),
+               ("sum", ", axis=-1"), ("max", ", axis=0"), ("max", ", axis=-1, keepdims=True"),
+               ("mean", ", axis=1"), ("prod", ", axis=0, keepdims=True"), ("min", ", axis=1")}
+for _fn, _name, _gen in ((np.sum, "sum", unif), (np.mean, "mean", unif),
+                         (np.prod, "prod", lambda s: unif(s, 0.5, 1.5)),
+                         (np.max, "max", distinct), (np.min, "min", distinct),
+                         (np.amax, "amax", distinct), (np.amin, "amin", distinct)):
+    _method = {"amax": "max", "amin": "min"}.get(_name, _name)
+    rule(_fn, None,
+         *[Case(f"np.{_name}({_kw[2:] or 'all'})", f"np.{_name}(x{_kw})", args(x=_gen(M)),
+                numba=_kw == "" or (_name, _kw) in _NUMBA_AXES)
+           for _kw, _, _ in _AXES],
+         Case(f"np.{_name}-positional-axis", f"np.{_name}(x, 1)", args(x=_gen(M))),
+         Case(f"np.{_name}-1d", f"np.{_name}(x)", args(x=_gen(V))),
+         Case(f"np.{_name}-1d-axis0", f"np.{_name}(x, axis=0)", args(x=_gen(V))),
+         Case(f"np.{_name}-3d-axis1", f"np.{_name}(x, axis=1)", args(x=_gen((2, 3, 4)))),
+         Case(f"np.{_name}-3d-axis-1-keepdims", f"np.{_name}(x, axis=-1, keepdims=True)",
+              args(x=_gen((2, 3, 4)))),
+         *([Case(f"x.{_method}()-method", f"x.{_method}()", args(x=_gen(M))),
+            Case(f"x.{_method}(axis=0)-method", f"x.{_method}(axis=0)", args(x=_gen(M)))]
+           if _name == _method else []))
+rule(np.linalg.norm, None,
+     Case("np.linalg.norm", "np.linalg.norm(x)", args(x=unif(V))),
+     Case("np.linalg.norm-2d", "np.linalg.norm(x)", args(x=unif(M))))
+
+# ---- products ------------------------------------------------------------------------------
+_PRODUCT_SHAPES = (("1d-1d", ROW, ROW), ("2d-1d", M, ROW), ("1d-2d", (3,), M),
+                   ("2d-2d", M, (4, 2)))
+for _fn in (np.dot, np.matmul):
+    _n = _fn.__name__
+    rule(_fn, None, *[Case(f"np.{_n}-{_tag}", f"np.{_n}(a, b)", args(a=unif(_sa), b=unif(_sb)),
+                           numba=_fn is np.dot or _tag == "2d-2d")
+                      for _tag, _sa, _sb in _PRODUCT_SHAPES])
+TABLE[(np.dot, None)].append(Case("x.dot-method", "a.dot(b)", args(a=unif(M), b=unif((4, 2)))))
+rule(np.outer, None, Case("np.outer", "np.outer(a, b)", args(a=unif((3,)), b=unif(ROW))))
+
+# ---- shapes -----------------------------------------------------------------------------
+rule(np.reshape, None,
+     Case("np.reshape", "np.reshape(x, (4, 3))", args(x=unif(M))),
+     Case("np.reshape-3d", "np.reshape(x, (2, 2, 3))", args(x=unif(M))),
+     Case("np.reshape-flat", "np.reshape(x, (-1,))", args(x=unif(M))),
+     Case("np.reshape-from-1d", "np.reshape(x, (2, 6))", args(x=unif((12,)))),
+     Case("x.reshape-method-args", "x.reshape(6, 2)", args(x=unif(M))),
+     Case("x.reshape-method-tuple", "x.reshape((2, 6))", args(x=unif(M))))
+rule(np.transpose, 1,
+     Case("np.transpose", "np.transpose(x)", args(x=unif(M))),
+     Case("x.T", "x.T", args(x=unif(M))),
+     Case("x.transpose-method", "x.transpose()", args(x=unif(M))),
+     Case("np.transpose-3d", "np.transpose(x)", args(x=unif((2, 3, 4)))))
+rule(np.copy, None,
+     Case("np.copy", "np.copy(x)", args(x=unif(M))),
+     Case("x.copy-method", "x.copy()", args(x=unif(V))))
+rule(np.ravel, None,
+     Case("np.ravel", "np.ravel(x)", args(x=unif(M))),
+     Case("x.ravel-method", "x.ravel()", args(x=unif(M))),
+     Case("x.flatten-method", "x.flatten()", args(x=unif((2, 3, 2)))))
+rule(np.concatenate, None,
+     Case("np.concatenate-axis0", "np.concatenate((a, b), axis=0)",
+          args(a=unif((2, 4)), b=unif(M))),
+     Case("np.concatenate-axis1", "np.concatenate((a, b), axis=1)",
+          args(a=unif((3, 2)), b=unif(M))),
+     Case("np.concatenate-default", "np.concatenate((a, b))", args(a=unif(V), b=unif((3,)))),
+     Case("np.concatenate-positional", "np.concatenate((a, b), 1)",
+          args(a=unif(M), b=unif((3, 1)))),
+     Case("np.concatenate-three", "np.concatenate((a, b, a), axis=0)",
+          args(a=unif((2, 4)), b=unif(M))))
+rule(np.stack, None,
+     Case("np.stack-axis0", "np.stack((a, b), axis=0)", args(a=unif(M), b=unif(M))),
+     Case("np.stack-axis1", "np.stack((a, b), axis=1)", args(a=unif(M), b=unif(M))),
+     Case("np.stack-default-1d", "np.stack((a, b))", args(a=unif(V), b=unif(V))),
+     Case("np.stack-axis-1", "np.stack((a, b), axis=-1)", args(a=unif(V), b=unif(V))))
+
+# ---- linear algebra ------------------------------------------------------------------------
+rule(np.linalg.solve, None,
+     Case("np.linalg.solve-vector", "np.linalg.solve(A, b)",
+          args(A=well_conditioned(3), b=unif((3,)))),
+     Case("np.linalg.solve-matrix", "np.linalg.solve(A, b)",
+          args(A=well_conditioned(3), b=unif((3, 2)))))
+rule(np.linalg.inv, None, Case("np.linalg.inv", "np.linalg.inv(A)",
+                               args(A=well_conditioned(3))))
+rule(np.linalg.det, None,
+     Case("np.linalg.det", "np.linalg.det(A)", args(A=well_conditioned(3))),
+     Case("np.linalg.det-4x4", "np.linalg.det(A)", args(A=well_conditioned(4))))
+
+# ---- NumPy non-differentiable ----------------------------------------------------------------
+rule(np.sign, None, Case("np.sign", "np.sign(x)", args(x=away(M))))
+for _fn in (np.floor, np.ceil, np.trunc, np.rint, np.round):
+    rule(_fn, None,
+         Case(f"np.{_fn.__name__}", f"np.{_fn.__name__}(x)", args(x=off_grid(M))),
+         Case(f"np.{_fn.__name__}-scalar", f"np.{_fn.__name__}(x)", args(x=off_grid())))
+for _fn in (np.isnan, np.isinf, np.isfinite):
+    rule(_fn, None, Case(f"np.{_fn.__name__}", f"np.{_fn.__name__}(x)", args(x=unif(M))))
+rule(np.argmax, 1,
+     Case("np.argmax", "np.argmax(x)", args(x=distinct(V))),
+     Case("x.argmax-method", "x.argmax()", args(x=distinct(M))))
+rule(np.argmin, 1,
+     Case("np.argmin", "np.argmin(x)", args(x=distinct(V))),
+     Case("x.argmin-method", "x.argmin()", args(x=distinct(M))))
+rule(np.argsort, 1, Case("np.argsort", "np.argsort(x)", args(x=distinct(V))))
+for _fn in (np.zeros, np.ones):
+    rule(_fn, 1,
+         Case(f"np.{_fn.__name__}", f"np.{_fn.__name__}(np.shape(x))", args(x=unif(M))),
+         Case(f"np.{_fn.__name__}-int", f"np.{_fn.__name__}(len(x))", args(x=unif(V))))
+rule(np.empty, 1, Case("np.empty", "np.empty(np.shape(x)).shape[0]", args(x=unif(M))))
+for _fn in (np.zeros_like, np.ones_like):
+    rule(_fn, 1, Case(f"np.{_fn.__name__}", f"np.{_fn.__name__}(x)", args(x=unif(M))))
+rule(np.empty_like, 1, Case("np.empty_like", "np.empty_like(x).shape[1]", args(x=unif(M))))
+rule(np.shape, None,
+     Case("np.shape", "np.shape(x)[1]", args(x=unif(M))),
+     Case("x.shape", "x.shape[0]", args(x=unif(M))))
+rule(np.size, 1,
+     Case("np.size", "np.size(x)", args(x=unif(M))),
+     Case("x.size", "x.size", args(x=unif(M))))
+rule(np.ndim, None,
+     Case("np.ndim", "np.ndim(x)", args(x=unif(M))),
+     Case("x.ndim", "x.ndim", args(x=unif(M))))
+rule(np.arange, 1, Case("np.arange", "np.arange(len(x))", args(x=unif(V))))
+rule(runtime.astype_int, None,
+     Case("x.astype(int)", "x.astype(int)", args(x=off_grid(M))),
+     Case("x.astype(np.int64)", "x.astype(np.int64)", args(x=off_grid(V))))
+rule(runtime.astype_float, None,
+     Case("x.astype(float)", "x.astype(float)", args(x=unif(M))),
+     Case("x.astype(np.float64)", "x.astype(np.float64)", args(x=unif(V))))
+
+
+def cases() -> list[tuple[tuple, Case]]:
+    """Every (rule key, case) of the table, in table order."""
+    return [(key, case) for key, group in TABLE.items() for case in group]
+
+
+def numba_cases() -> list[tuple[tuple, Case]]:
+    """The Numba subset: the first case of each rule and those marked numba=True."""
+    out = []
+    for key, group in TABLE.items():
+        for i, case in enumerate(group):
+            if case.numba or (case.numba is None and i == 0):
+                out.append((key, case))
+    return out
