@@ -18,21 +18,16 @@ Guarantees about the returned ``FunctionDef`` (besides those of
 from __future__ import annotations
 
 import copy
-import inspect
-import math
-import numbers
-import types
 from dataclasses import dataclass, field
 from typing import Any
 
 import gast
-import numpy as np
 
-from . import runtime
 from .control import desugar_control
 from .errors import NonDifferentiableError
 from .ir import LocalFunction, ParsedFunction, copy_annos, get_anno, set_anno
-from .naming import Namer, op_word
+from .naming import Namer
+from .normalize_expr import ExpressionsMixin, _assigned_names, _word, is_atom
 from .parse import finish_parse, lambda_to_def
 from .trees import const, load, store
 
@@ -58,30 +53,12 @@ class NormalFunction:
         return self.node.body[-1].value
 
 
-def is_atom(node: gast.AST) -> bool:
-    return isinstance(node, gast.Name | gast.Constant)
-
-
-_NUMBER = (numbers.Number, np.generic)
-
-
-def _assigned_names(stmts: list[gast.stmt]) -> set[str]:
-    names: set[str] = set()
-    for s in stmts:
-        for node in gast.walk(s):
-            if isinstance(node, gast.Name) and isinstance(node.ctx, gast.Store):
-                names.add(node.id)
-            elif isinstance(node, gast.FunctionDef):
-                names.add(node.name)
-    return names
-
-
 def _loaded_names(node: gast.AST) -> set[str]:
     return {n.id for n in gast.walk(node)
             if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load)}
 
 
-class _Normalizer:
+class _Normalizer(ExpressionsMixin):
     def __init__(self, parsed: ParsedFunction):
         self.parsed = parsed
         fdef = parsed.node
@@ -127,285 +104,6 @@ class _Normalizer:
         body, self.out = self.out, saved
         return body
 
-    # -- names -----------------------------------------------------------------
-    def resolve(self, node: gast.expr) -> Any:
-        """The object a global name or attribute chain names (KeyError if local)."""
-        if isinstance(node, gast.Name):
-            if node.id in self.locals or node.id in self.temps:
-                raise KeyError(node.id)
-            if node.id not in self.parsed.namespace:
-                raise self.error(node, f"name '{node.id}' is not defined",
-                                 "define it (or import it) at module level, or check the "
-                                 "spelling")
-            return self.parsed.namespace[node.id]
-        if isinstance(node, gast.Attribute):
-            base = self.resolve(node.value)
-            try:
-                return getattr(base, node.attr)
-            except AttributeError:
-                raise self.error(node, f"'{node.attr}' is not an attribute of "
-                                 f"{getattr(base, '__name__', base)!r}") from None
-        raise KeyError(node)
-
-    def _is_local_value(self, node: gast.expr) -> bool:
-        """Whether ``node`` is an expression over local values (not a module path)."""
-        if isinstance(node, gast.Name):
-            return node.id in self.locals or node.id in self.temps
-        if isinstance(node, gast.Attribute):
-            return self._is_local_value(node.value)
-        return not isinstance(node, gast.Constant)
-
-    def attribute(self, node: gast.Attribute) -> gast.expr:
-        """``x.T``, ``x.shape``, ``x.size``, ``x.ndim`` of an array as calls."""
-        if node.attr not in ARRAY_ATTRIBUTES:
-            raise self.error(node, f"reading the attribute '{node.attr}' of a value is not "
-                             "supported yet", "read it into a variable outside the function")
-        target = ARRAY_ATTRIBUTES[node.attr]
-        call = gast.Call(func=node, args=[self.atom(node.value)], keywords=[])
-        set_anno(call, "callee", target)
-        gast.copy_location(call, node)
-        stem = f"{_word(call.args[0])}_{'T' if node.attr == 'T' else node.attr}"
-        return self.temp(call, stem, node)
-
-    def global_value(self, node: gast.expr) -> gast.expr:
-        try:
-            value = self.resolve(node)
-        except KeyError:
-            raise self.error(node, "attribute reads on values are not supported yet",
-                             "read the field into a variable outside the function") from None
-        if isinstance(value, bool | type(None) | str) or isinstance(value, _NUMBER):
-            return const(value.item() if isinstance(value, np.generic) else value)
-        if isinstance(value, np.ndarray):
-            name = self.global_arrays.get(id(value))
-            if name is None:
-                name = self.namer.fresh(node.id if isinstance(node, gast.Name) else node.attr)
-                self.global_arrays[id(value)] = name
-                self.externals[name] = value
-            return load(name)
-        raise self.error(node, f"a {type(value).__name__} cannot be used as a value here",
-                         "only numbers, strings and None are read from globals")
-
-    # -- expressions -----------------------------------------------------------
-    def atom(self, node: gast.expr) -> gast.expr:
-        """Flatten ``node`` into statements; return a name or constant for its value."""
-        if isinstance(node, gast.Constant):
-            return node
-        if isinstance(node, gast.Name):
-            if (node.id in self.locals or node.id in self.temps) and \
-                    node.id not in self.local_fns:
-                return load(node.id)
-            if node.id in self.local_fns:
-                return load(node.id)  # its def was kept: see lift()
-            return self.global_value(node)
-        if isinstance(node, gast.Attribute):
-            if self._is_local_value(node.value):
-                return self.attribute(node)
-            return self.global_value(node)
-        if isinstance(node, gast.UnaryOp) and isinstance(node.op, gast.USub) and isinstance(
-                node.operand, gast.Constant) and isinstance(node.operand.value, _NUMBER):
-            return const(-node.operand.value)
-        op, stem = self.operation(node)
-        return self.temp(op, stem, node)
-
-    def operation(self, node: gast.expr) -> tuple[gast.expr, str]:
-        """One ANF operation computing ``node`` (its operands flattened) and a name stem.
-
-        The operation keeps the source position of ``node``.
-        """
-        op, stem = self._operation(node)
-        if hasattr(node, "lineno") and not hasattr(op, "lineno"):
-            gast.copy_location(op, node)
-        return op, stem
-
-    def _operation(self, node: gast.expr) -> tuple[gast.expr, str]:
-        if isinstance(node, gast.BinOp):
-            a, b = self.atom(node.left), self.atom(node.right)
-            return gast.BinOp(left=a, op=node.op, right=b), _stem(a, op_word(
-                type(node.op).__name__), b)
-        if isinstance(node, gast.UnaryOp):
-            a = self.atom(node.operand)
-            word = op_word(type(node.op).__name__)
-            return gast.UnaryOp(op=node.op, operand=a), f"{word}_{_word(a)}"
-        if isinstance(node, gast.Compare):
-            return self.compare(node)
-        if isinstance(node, gast.Call):
-            return self.call(node)
-        if isinstance(node, gast.Tuple):
-            return gast.Tuple(elts=[self.atom(e) for e in node.elts], ctx=gast.Load()), "tup"
-        if isinstance(node, gast.Subscript):
-            return self.subscript(node)
-        if isinstance(node, gast.IfExp | gast.BoolOp):
-            return load(self.branchy(node).id), "t"
-        if isinstance(node, gast.JoinedStr):
-            return node, "text"
-        if isinstance(node, gast.Lambda):
-            return node, "function"  # a Python function value (a hook): kept as written
-        if is_atom(node) or isinstance(node, gast.Attribute):
-            return self.atom(node), "t"
-        raise self.error(node, f"{type(node).__name__} expressions are not supported")
-
-    def compare(self, node: gast.Compare) -> tuple[gast.expr, str]:
-        if len(node.ops) == 1:
-            a, b = self.atom(node.left), self.atom(node.comparators[0])
-            op = gast.Compare(left=a, ops=node.ops, comparators=[b])
-            return op, _stem(a, op_word(type(node.ops[0]).__name__), b)
-        # a < b < c  ->  a < b and b < c, with b evaluated once
-        left = self.atom(node.left)
-        mid = self.atom(node.comparators[0])
-        first = gast.Compare(left=left, ops=node.ops[:1], comparators=[mid])
-        rest = gast.Compare(left=mid, ops=node.ops[1:], comparators=node.comparators[1:])
-        gast.copy_location(first, node)
-        gast.copy_location(rest, node)
-        both = gast.copy_location(gast.BoolOp(op=gast.And(), values=[first, rest]), node)
-        return load(self.branchy(both).id), "cmp"
-
-    def branchy(self, node: gast.IfExp | gast.BoolOp) -> gast.Name:
-        """Conditional expressions and short-circuit operators as ``if`` statements."""
-        result = self.namer.fresh("ifexp" if isinstance(node, gast.IfExp) else "boolop")
-        if isinstance(node, gast.IfExp):
-            test = self.test(node.test, [])
-            body = self.block_assign(result, node.body, node)
-            orelse = self.block_assign(result, node.orelse, node)
-            self.emit(gast.If(test=test, body=body, orelse=orelse), node)
-            return load(result)
-        self.assign(result, self.atom(node.values[0]), node)
-        for value in node.values[1:]:
-            first = load(result)
-            if isinstance(node.op, gast.Or):
-                first = self.temp(gast.UnaryOp(op=gast.Not(), operand=first), f"not_{result}",
-                                  node)
-            test = self.temp(first, f"cond_{result}", node)
-            body = self.block_assign(result, value, node)
-            self.emit(gast.If(test=test, body=body, orelse=[]), node)
-        return load(result)
-
-    def block_assign(self, target: str, value: gast.expr, like: gast.AST) -> list[gast.stmt]:
-        saved, self.out = self.out, []
-        self.assign(target, self.atom(value), like)
-        body, self.out = self.out, saved
-        return body
-
-    def test(self, node: gast.expr, body: list[gast.stmt]) -> gast.Name:
-        """A condition as a fresh name that ``body`` cannot reassign."""
-        value = self.atom(node)
-        if isinstance(value, gast.Name) and value.id not in _assigned_names(body) and \
-                value.id not in self.parsed.params and value.id not in self.locals:
-            return value
-        return self.temp(value, f"cond_{_word(value)}", node)
-
-    def subscript(self, node: gast.Subscript) -> tuple[gast.expr, str]:
-        base = self.atom(node.value)
-        index = self.index(node.slice)
-        if isinstance(index, gast.Constant) and isinstance(index.value, int):
-            stem = f"{_word(base)}_{index.value}"
-        else:
-            stem = f"{_word(base)}_item"
-        return gast.Subscript(value=base, slice=index, ctx=gast.Load()), stem
-
-    def index(self, node: gast.expr) -> gast.expr:
-        """An index with atoms for its parts: ``i``, ``a:b:c``, ``i, :``."""
-        if isinstance(node, gast.Slice):
-            parts = [None if p is None else self.atom(p)
-                     for p in (node.lower, node.upper, node.step)]
-            return gast.Slice(lower=parts[0], upper=parts[1], step=parts[2])
-        if isinstance(node, gast.Tuple):
-            return gast.Tuple(elts=[self.index(e) for e in node.elts], ctx=gast.Load())
-        if isinstance(node, gast.Constant) and node.value is None:
-            return node
-        value = self.atom(node)
-        if isinstance(value, gast.Constant) and not isinstance(value.value, int):
-            raise self.error(node, "an index must be an integer or a slice")
-        return value
-
-    def method(self, node: gast.Call) -> tuple[Any, list[gast.expr], list[gast.keyword]]:
-        """``x.sum(axis=0)`` on an array as ``np.sum(x, axis=0)``."""
-        attr = node.func.attr
-        if attr not in ARRAY_METHODS:
-            raise self.error(node.func, f"the method '{attr}' is not supported",
-                             "call the NumPy function instead (np.{attr}(x, ...))")
-        target = ARRAY_METHODS[attr]
-        args = [node.func.value] + list(node.args)
-        if attr == "reshape" and len(node.args) > 1:
-            args = [node.func.value, gast.Tuple(elts=list(node.args), ctx=gast.Load())]
-        if attr == "astype":
-            target = self.astype(node)
-            args = [node.func.value]
-        return target, args, list(node.keywords)
-
-    def astype(self, node: gast.Call) -> Any:
-        try:
-            dtype = self.resolve(node.args[0]) if node.args else None
-        except KeyError:
-            dtype = None
-        if dtype in (int, np.int64, np.int32, np.intp):
-            return runtime.astype_int
-        if dtype in (float, np.float64, np.float32):
-            return runtime.astype_float
-        raise self.error(node, "astype(...) takes int or float (or their NumPy types) here")
-
-    def call(self, node: gast.Call) -> tuple[gast.expr, str]:
-        func = node.func
-        if isinstance(func, gast.Attribute) and self._is_local_value(func.value):
-            target, args, keywords = self.method(node)
-            method_call = gast.Call(func=func, args=args, keywords=keywords)
-            gast.copy_location(method_call, node)
-            node = method_call
-        elif isinstance(func, gast.Name) and func.id in self.local_fns:
-            target: Any = self.local_fns[func.id]
-        else:
-            try:
-                target = self.resolve(func)
-            except KeyError:
-                raise self.error(node, "calling a method or a local variable is not "
-                                 "supported yet", "call a module-level function") from None
-        if target is range:
-            raise self.error(node, "range(...) is only supported as a for-loop iterable")
-        args, keywords = self.bind(node, target)
-        if target in (min, max, math.hypot) and len(args) > 2 and not keywords:
-            # max(a, b, c) -> max(max(a, b), c): same value, same first-wins ties
-            acc = args[0]
-            for a in args[1:-1]:
-                inner = gast.Call(func=func, args=[acc, a], keywords=[])
-                set_anno(inner, "callee", target)
-                acc = self.temp(gast.copy_location(inner, node), target.__name__, node)
-            args = [acc, args[-1]]
-        call = gast.Call(func=func, args=args, keywords=keywords)
-        set_anno(call, "callee", target)
-        name = getattr(target, "__name__", "call")
-        stem = f"{name}_{_word(args[0])}" if len(args) == 1 else name
-        return call, stem
-
-    def bind(self, node: gast.Call, target: Any) -> tuple[list[gast.expr], list[gast.keyword]]:
-        """Atoms for the arguments; keywords of Python functions bound to positions."""
-        fn = target.parsed if isinstance(target, LocalFunction) else target
-        if isinstance(target, LocalFunction) or (
-                isinstance(fn, types.FunctionType) and node.keywords):
-            params = fn.params if isinstance(target, LocalFunction) else list(
-                inspect.signature(fn).parameters)
-            defaults = fn.defaults if isinstance(target, LocalFunction) else {
-                k: v.default for k, v in inspect.signature(fn).parameters.items()
-                if v.default is not inspect.Parameter.empty}
-            declared = params[:len(params) - len(target.free)] if isinstance(
-                target, LocalFunction) else params
-            given = dict(zip(declared, node.args, strict=False))
-            for kw in node.keywords:
-                if kw.arg not in declared or kw.arg in given:
-                    raise self.error(kw.value, f"unexpected argument '{kw.arg}' in call")
-                given[kw.arg] = kw.value
-            args = []
-            for p in declared:
-                if p in given:
-                    args.append(self.atom(given[p]))
-                elif p in defaults:
-                    args.append(const(defaults[p]))
-                else:
-                    raise self.error(node, f"missing argument '{p}' in call")
-            if isinstance(target, LocalFunction):
-                args += [load(v) for v in target.free]
-            return args, []
-        args = [self.atom(a) for a in node.args]
-        keywords = [gast.keyword(arg=k.arg, value=self.atom(k.value)) for k in node.keywords]
-        return args, keywords
 
     # -- statements ------------------------------------------------------------
     def stmt(self, s: gast.stmt) -> None:
@@ -638,27 +336,6 @@ def _rename(node: gast.expr, old: str, new: str) -> gast.expr:
         if isinstance(n, gast.Name) and n.id == old:
             n.id = new
     return node
-
-
-ARRAY_ATTRIBUTES = {"T": np.transpose, "shape": np.shape, "size": np.size, "ndim": np.ndim}
-ARRAY_METHODS = {"sum": np.sum, "mean": np.mean, "prod": np.prod, "max": np.max,
-                 "min": np.min, "reshape": np.reshape, "transpose": np.transpose,
-                 "dot": np.dot, "copy": np.copy, "argmax": np.argmax, "argmin": np.argmin,
-                 "ravel": np.ravel, "flatten": np.ravel, "clip": np.clip, "astype": None}
-
-
-def _word(atom: gast.expr) -> str:
-    if isinstance(atom, gast.Name):
-        return atom.id
-    if isinstance(atom, gast.Constant) and isinstance(atom.value, int | float):
-        value = atom.value
-        return str(int(value)) if float(value).is_integer() and abs(value) < 1e6 else "c"
-    return "c"
-
-
-def _stem(a: gast.expr, word: str, b: gast.expr) -> str:
-    stem = f"{_word(a)}_{word}_{_word(b)}"
-    return stem if len(stem) <= 16 else word
 
 
 def normalize(parsed: ParsedFunction) -> NormalFunction:
