@@ -153,6 +153,8 @@ class _Normalizer(ExpressionsMixin):
         value = gast.BinOp(left=current, op=s.op, right=s.value)
         gast.copy_location(value, s)
         self.assign_to(s.target, value, s)
+        if isinstance(s.target, gast.Name):
+            set_anno(self.out[-1], "in_place", True)  # on an array, Python mutates it
 
     def assign_to(self, target: gast.expr, value: gast.expr, s: gast.stmt) -> None:
         if isinstance(target, gast.Name):

@@ -197,6 +197,8 @@ class _Reverser(SavingMixin, CallsMixin, ItemsMixin):
         if isinstance(s.targets[0], gast.Subscript):
             return self.write_item(s, ctx)
         target = s.targets[0].id
+        if get_anno(s, "in_place") and isinstance(self.kinds.get(target), ArrayKind):
+            self.check_in_place(target, s)
         prim = classify(s.value)
         if not self.activity.active(target):
             return [self.primal_stmt(s)], []

@@ -161,6 +161,23 @@ class ItemsMixin:
                     f"writing into '{name}' while '{other}' views or aliases it is not "
                     "supported", where, f"make '{other}' a copy: {other} = np.copy(...)")
 
+    def check_in_place(self, name: str, s: gast.Assign) -> None:
+        """``y += e`` on an array mutates it: fine unless someone else sees ``y``'s memory
+        (the generated code rebinds ``y``, which is the same only without aliases)."""
+        where = self.norm.parsed.location(s)
+        if name in self.norm.params:
+            raise NonDifferentiableError(
+                f"an in-place operator on the argument array '{name}' would change the "
+                "caller's array", where, f"rebind instead: {name} = {name} <op> ...")
+        for other, op in _definitions(self.norm.node.body):
+            shares = (other != name and other not in self.norm.temps
+                      and _is_view(op, of=name)) or (other == name and _is_view(op))
+            if shares and isinstance(self.kinds.get(other), ArrayKind):
+                raise NonDifferentiableError(
+                    f"an in-place operator on '{name}', which shares memory with another "
+                    "array, is not supported", where,
+                    f"rebind instead: {name} = {name} <op> ...")
+
     def item_kind(self, target: gast.Subscript) -> Kind:
         from .kinds import _Kinds  # the same indexing rule as the kinds stage
         return _Kinds(self.kinds, None).indexed(self.kinds[target.value.id], target.slice)
