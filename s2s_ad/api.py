@@ -117,8 +117,12 @@ class DifferentiableFunction:
         if self.wrt is not None:
             unknown = [w for w in self.wrt if w not in parsed.params]
             if unknown:
-                raise ArgumentError(f"wrt names {unknown} that are not parameters of "
-                                    f"{parsed.name}({', '.join(parsed.params)})")
+                problem = (f"wrt names {unknown} that are not parameters of "
+                           f"{parsed.name}({', '.join(parsed.params)})")
+                if not _defer_errors:
+                    raise ArgumentError(problem)
+                self.error = NonDifferentiableError(problem, parsed.location(parsed.node),
+                                                    "name parameters of the function in wrt")
 
     def __repr__(self) -> str:
         return f"<differentiable {getattr(self.fn, '__qualname__', self.fn)}>"
