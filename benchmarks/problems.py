@@ -18,6 +18,8 @@ import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+import numpy as np
+
 # --------------------------------------------------------------------------------------
 # 1. Damped nonlinear (Duffing) oscillator, explicit Euler, loss = mean x^2.
 #    Exercises: for-range, a call to another Python function.
@@ -125,4 +127,149 @@ PROBLEMS = [
             "while (Newton) nested in for, break"),
     Problem("logistic_branches", logistic_branches, (2.9, 0.7),
             "if/else per step, continue, exp"),
+]
+
+
+# ======================================================================================
+# Array problems: NumPy arrays in, a float out; the gradient is taken with respect to
+# the arrays named in ``wrt``.  Copied from tests/test_array_workloads.py (the loop form
+# of GMM that s2s_ad compiles), with the ADBench/benchmark sizes.
+# ======================================================================================
+
+
+# --------------------------------------------------------------------------------------
+# 5. ADBench Gaussian mixture objective, written with index loops (the C++ formulation).
+#    Exercises: 2-D indexing, item writes (+=) into scratch arrays in nested loops,
+#    math.exp/log/lgamma, a running max with if.
+# --------------------------------------------------------------------------------------
+
+
+def gmm_objective(alphas, means, icf, x, wishart_gamma, wishart_m):
+    """The ADBench GMM objective.  Component k has precision factor Q_k, lower
+    triangular with diagonal exp(icf[k, :d]) and strictly lower entries icf[k, d:]
+    stored column by column:
+        -N d/2 log(2 pi) + sum_i logsumexp_k(alpha_k + sum(icf[k, :d])
+                                             - |Q_k (x_i - mu_k)|^2 / 2)
+        - N logsumexp(alpha) + log Wishart prior(Q)."""
+    n = x.shape[0]
+    d = x.shape[1]
+    k = alphas.shape[0]
+    sum_qs = np.zeros(k)
+    for ik in range(k):
+        for j in range(d):
+            sum_qs[ik] += icf[ik, j]
+    qx = np.zeros(d)
+    main_term = np.zeros(k)
+    slse = 0.0
+    for i in range(n):
+        for ik in range(k):
+            for j in range(d):
+                qx[j] = math.exp(icf[ik, j]) * (x[i, j] - means[ik, j])
+            lparams = d
+            for col in range(d):
+                centred = x[i, col] - means[ik, col]
+                for row in range(col + 1, d):
+                    qx[row] += icf[ik, lparams] * centred
+                    lparams += 1
+            sqnorm = 0.0
+            for j in range(d):
+                sqnorm += qx[j] * qx[j]
+            main_term[ik] = alphas[ik] + sum_qs[ik] - 0.5 * sqnorm
+        top = main_term[0]
+        for ik in range(1, k):
+            if main_term[ik] > top:
+                top = main_term[ik]
+        total = 0.0
+        for ik in range(k):
+            total += math.exp(main_term[ik] - top)
+        slse += top + math.log(total)
+    top_alpha = alphas[0]
+    for ik in range(1, k):
+        if alphas[ik] > top_alpha:
+            top_alpha = alphas[ik]
+    total_alpha = 0.0
+    for ik in range(k):
+        total_alpha += math.exp(alphas[ik] - top_alpha)
+    lse_alphas = top_alpha + math.log(total_alpha)
+    dof = d + wishart_m + 1
+    prior = 0.0
+    for ik in range(k):
+        frobenius = 0.0
+        for j in range(d):
+            diagonal = math.exp(icf[ik, j])
+            frobenius += diagonal * diagonal
+        for j in range(d, icf.shape[1]):
+            frobenius += icf[ik, j] * icf[ik, j]
+        prior += 0.5 * wishart_gamma * wishart_gamma * frobenius - wishart_m * sum_qs[ik]
+    log_gamma = 0.25 * d * (d - 1) * math.log(math.pi)
+    for j in range(1, d + 1):
+        log_gamma += math.lgamma(0.5 * dof + 0.5 * (1 - j))
+    normaliser = dof * d * (math.log(wishart_gamma) - 0.5 * math.log(2.0)) - log_gamma
+    constant = -n * d * 0.5 * math.log(2.0 * math.pi)
+    return constant + slse - n * lse_alphas + prior - k * normaliser
+
+
+def gmm_data(n=1000, d=10, k=25, seed=0) -> tuple:
+    rng = np.random.default_rng(seed)
+    alphas = rng.normal(0.0, 1.0, k)
+    means = rng.uniform(0.0, 1.0, (k, d))
+    icf = rng.uniform(-0.3, 0.3, (k, d * (d + 1) // 2))
+    x = rng.uniform(0.0, 1.0, (n, d))
+    return alphas, means, icf, x, 1.0, 0
+
+
+# --------------------------------------------------------------------------------------
+# 6. A one-hidden-layer MLP with a softmax cross-entropy loss, vectorised.
+#    Exercises: @, broadcasting (+ bias), np.maximum, np.max/np.exp/np.log/np.sum over
+#    axis=1 with keepdims, np.mean.
+# --------------------------------------------------------------------------------------
+
+
+def mlp_loss(w1, b1, w2, b2, inputs, labels):
+    hidden = np.maximum(inputs @ w1 + b1, 0.0)
+    logits = hidden @ w2 + b2
+    top = np.max(logits, axis=1, keepdims=True)
+    lse = top + np.log(np.sum(np.exp(logits - top), axis=1, keepdims=True))
+    picked = np.sum(labels * logits, axis=1, keepdims=True)
+    return np.mean(lse - picked)
+
+
+def mlp_data(batch=256, inputs=64, hidden=128, classes=10, seed=3) -> tuple:
+    rng = np.random.default_rng(seed)
+    w1 = rng.normal(0.0, 1.0 / math.sqrt(inputs), (inputs, hidden))
+    b1 = rng.normal(0.0, 0.1, hidden)
+    w2 = rng.normal(0.0, 1.0 / math.sqrt(hidden), (hidden, classes))
+    b2 = rng.normal(0.0, 0.1, classes)
+    x = rng.normal(0.0, 1.0, (batch, inputs))
+    labels = np.eye(classes)[rng.integers(0, classes, batch)]
+    return w1, b1, w2, b2, x, labels
+
+
+@dataclass(frozen=True)
+class ArrayProblem:
+    """One array benchmark: ``fn(*make_args())``, differentiated w.r.t. ``wrt``."""
+
+    name: str
+    fn: Callable
+    wrt: tuple[str, ...]
+    make_args: Callable[[], tuple]
+    features: str
+    size: str                      # the shapes, for the table
+    numba_primal: bool = True      # does plain ``numba.njit`` compile ``fn``?
+    python_gradient: bool = True   # time s2s_ad's ``jit=False`` gradient?
+
+    def args(self) -> tuple:
+        return self.make_args()
+
+
+ARRAY_PROBLEMS = [
+    # The loop form in CPython takes ~0.5 s for the primal alone; its jit=False
+    # gradient is not part of the suite.
+    ArrayProblem("gmm", gmm_objective, ("alphas", "means", "icf"), gmm_data,
+                 "index loops, item writes, exp/log/lgamma", "d=10, K=25, N=1000",
+                 python_gradient=False),
+    # numba.njit has no axis/keepdims for np.max and np.sum, so no plain-Numba primal.
+    ArrayProblem("mlp", mlp_loss, ("w1", "b1", "w2", "b2"), mlp_data,
+                 "vectorised: @, broadcasting, relu, logsumexp over axis=1",
+                 "X 256×64, W1 64×128 (+b1), W2 128×10 (+b2)", numba_primal=False),
 ]

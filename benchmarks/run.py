@@ -1,6 +1,6 @@
 """Time s2s_ad's gradients against the primal, a hand-written adjoint and peer AD tools.
 
-    python benchmarks/run.py                    # full run (~5-10 min on 2 cores)
+    python benchmarks/run.py                    # full run (~3-5 min on 2 cores)
     python benchmarks/run.py --sizes 10 1000    # a quick run
     python benchmarks/run.py --problems kepler --tools s2s_ad-numba jax
 
@@ -12,6 +12,11 @@ repeats of a loop sized to last >= 5 ms.  Compile times are measured apart:
 s2s_ad's first call in this process (with an empty cache directory, so a cold
 transform + Numba compile), s2s_ad's first call in a second process that finds
 the disk cache, JAX's first call, the hand-written Numba gradient's first call.
+
+The array problems (``ARRAY_PROBLEMS``: GMM in loop form, a vectorised MLP) run
+after the scalar ones, each at its one size, with the same checks (finite
+differences at a few random entries) and a table of their own.  Every tool
+runs on one thread (BLAS, XLA and PyTorch are limited before they are imported).
 
 The table is written to ``benchmarks/results.md`` as ratios to s2s_ad-numba
 (>1 means slower than s2s_ad-numba).  Peers are optional: a tool that does not
@@ -40,8 +45,11 @@ REFERENCE = "s2s_ad-numba"
 KERNEL = "s2s_ad-kernel"
 TOOL_ORDER = ["primal-python", "primal-numba", REFERENCE, KERNEL, "s2s_ad-python", "hand-numba",
               "jax", "torch", "autograd"]
+ARRAY_TOOL_ORDER = ["primal-python", "primal-numba", "s2s_ad-primal", REFERENCE, KERNEL,
+                    "s2s_ad-python", "jax", "torch", "autograd"]
 TOOL_TITLES = {
     "primal-python": "primal, Python (no gradient)",
+    "s2s_ad-primal": "s2s_ad's primal, Numba (no gradient)",
     "primal-numba": "primal, `numba.njit` (no gradient)",
     REFERENCE: "s2s_ad, Numba",
     KERNEL: "s2s_ad's compiled kernel, called directly",
@@ -98,7 +106,7 @@ def as_tuple(g: object) -> tuple[float, ...]:
     return tuple(float(v) for v in g) if isinstance(g, tuple) else (float(g),)
 
 
-def build_tools(problems, wanted: set[str]) -> tuple[dict, dict, dict]:
+def build_tools(problems, array_problems, wanted: set[str]) -> tuple[dict, dict, dict]:
     """{tool: {problem: callable}}, versions, skipped reasons."""
     import numba
     import numpy as np
@@ -120,6 +128,18 @@ def build_tools(problems, wanted: set[str]) -> tuple[dict, dict, dict]:
     tools["s2s_ad-python"] = {p.name: ad.gradient(ad.differentiable(p.fn, jit=False))
                               for p in problems}
     tools["hand-numba"] = peers.make_hand_numba()
+    for p in array_problems:
+        df = ad.differentiable(p.fn, wrt=p.wrt, jit=True)
+        S2S_NUMBA[p.name] = df
+        tools["primal-python"][p.name] = p.fn
+        if p.numba_primal:
+            tools["primal-numba"][p.name] = numba.njit(p.fn)
+        tools.setdefault("s2s_ad-primal", {})[p.name] = df
+        tools[REFERENCE][p.name] = ad.gradient(df)
+        tools[KERNEL][p.name] = _fused_kernel(df, p)
+        if p.python_gradient:
+            tools["s2s_ad-python"][p.name] = ad.gradient(
+                ad.differentiable(p.fn, wrt=p.wrt, jit=False))
     found, peer_versions, skipped = peers.available_peers(wanted)
     tools.update(found)
     versions.update(peer_versions)
@@ -302,14 +322,115 @@ def run_problem(p, sizes, tools, results: Results, args) -> None:
                   f"(min of {cell.timing.repeats}x{cell.timing.loops}){err}", flush=True)
 
 
+def flat(g: object) -> object:
+    """A gradient (array, float or tuple of them) as one flat float64 vector."""
+    import numpy as np
+    parts = g if isinstance(g, tuple) else (g,)
+    return np.concatenate([np.ravel(np.asarray(v, dtype=np.float64)) for v in parts])
+
+
+def array_rel_error(g: object, ref: object) -> float:
+    import numpy as np
+    a, b = flat(g), flat(ref)
+    if a.shape != b.shape:
+        return float("inf")
+    return float(np.max(np.abs(a - b)) / max(float(np.max(np.abs(b))), 1e-300))
+
+
+def array_fd_error(fn: Callable, p, call_args: tuple, ref: tuple, per_array: int = 4) -> float:
+    """Central differences at ``per_array`` random entries of each differentiated
+    array, against s2s_ad's gradient: max |fd - g| / max |g| over all of them."""
+    import numpy as np
+    rng = np.random.default_rng(7)
+    params = list(p.fn.__code__.co_varnames[:len(call_args)])
+    scale = max(float(np.max(np.abs(flat(ref)))), 1e-300)
+    worst = 0.0
+    for name, g in zip(p.wrt, ref, strict=True):
+        position = params.index(name)
+        base = call_args[position]
+        for _ in range(per_array):
+            entry = tuple(int(rng.integers(0, s)) for s in base.shape)
+            h = 1e-6 * max(1.0, abs(float(base[entry])))
+            values = []
+            for sign in (1.0, -1.0):
+                moved = base.copy()
+                moved[entry] += sign * h
+                values.append(fn(*call_args[:position], moved, *call_args[position + 1:]))
+            fd = (values[0] - values[1]) / (2 * h)
+            worst = max(worst, abs(fd - float(g[entry])) / scale)
+    return worst
+
+
+def run_array_problem(p, tools, results: Results, args) -> None:
+    """One array problem at its one size: check every gradient, then time every tool."""
+    import s2s_ad as ad
+
+    call_args = p.args()
+    print(f"\n== {p.name}  {p.size}", flush=True)
+    try:
+        ref, t_first = timed_call(tools[REFERENCE][p.name], call_args)
+    except Exception as exc:  # report the compiler's failure, time nothing else
+        loud(f"s2s_ad FAILED on {p.name}: {type(exc).__name__}: {exc}")
+        results.problems_found.append(f"{p.name}: {type(exc).__name__}: {exc}")
+        for tool in tools:
+            results.cells[(p.name, 0, tool)] = Cell(note="s2s_ad failed")
+        return
+    results.compile_s2s[p.name] = t_first
+    results.paths[p.name] = ad.explain(S2S_NUMBA[p.name]).path
+    primal = tools.get("primal-numba", {}).get(p.name, p.fn)
+    results.fd_error[(p.name, 0)] = array_fd_error(primal, p, call_args, ref)
+    if results.fd_error[(p.name, 0)] > FD_RTOL:
+        loud(f"s2s_ad gradient of {p.name} disagrees with finite differences "
+             f"(relative error {results.fd_error[(p.name, 0)]:.2e})")
+        results.problems_found.append(f"{p.name}: s2s_ad vs finite differences, relative "
+                                      f"error {results.fd_error[(p.name, 0)]:.2e}")
+    for tool in ARRAY_TOOL_ORDER:
+        if tool not in tools:
+            continue
+        fn = tools[tool].get(p.name)
+        cell = results.cells.setdefault((p.name, 0, tool), Cell())
+        if fn is None:
+            cell.note = "not run"
+            continue
+        try:
+            out, t_first = timed_call(fn, call_args)
+            if tool in ("primal-numba", "s2s_ad-primal", "jax"):   # first call compiled
+                out, t_warm = timed_call(fn, call_args)
+                if tool == "jax":
+                    results.compile_jax[p.name] = t_first - t_warm
+                t_first = t_warm
+        except Exception as exc:
+            cell.note = f"failed: {type(exc).__name__}"
+            loud(f"{tool} FAILED on {p.name}: {type(exc).__name__}: {exc}")
+            continue
+        if not tool.startswith("primal") and tool != "s2s_ad-primal":
+            cell.error = array_rel_error(out, ref)
+            if cell.error > GRAD_RTOL:
+                loud(f"GRADIENTS DISAGREE: {tool} vs {REFERENCE} on {p.name}: relative "
+                     f"error {cell.error:.2e}")
+        if tool == REFERENCE:
+            t_first = timed_call(fn, call_args)[1]
+        cell.timing = best_time(fn, call_args, t_first, args.cell_seconds)
+        err = "" if cell.error is None else f"  err {cell.error:.1e}"
+        print(f"  {tool:15s} {cell.timing.seconds * 1e3:12.4f} ms  "
+              f"(min of {cell.timing.repeats}x{cell.timing.loops}){err}", flush=True)
+
+
 def cached_first_calls(names: list[str], sizes: list[int]) -> dict[str, float]:
     """s2s_ad's first gradient call per problem in a fresh process (disk cache warm)."""
     code = (
         "import json, sys, time\n"
         f"sys.path.insert(0, {str(HERE)!r})\n"
         "import s2s_ad as ad\n"
-        "from problems import PROBLEMS\n"
+        "from problems import ARRAY_PROBLEMS, PROBLEMS\n"
         "out = {}\n"
+        "for p in ARRAY_PROBLEMS:\n"
+        f"    if p.name not in {names!r}: continue\n"
+        "    g = ad.gradient(ad.differentiable(p.fn, wrt=p.wrt, jit=True))\n"
+        "    a = p.args()\n"
+        "    t = time.perf_counter()\n"
+        "    g(*a)\n"
+        "    out[p.name] = time.perf_counter() - t\n"
         "for p in PROBLEMS:\n"
         f"    if p.name not in {names!r}: continue\n"
         "    g = ad.gradient(ad.differentiable(p.fn, jit=True))\n"
@@ -375,7 +496,49 @@ def fmt_seconds(s: float) -> str:
     return f"{s * 1e6:.3g} µs"
 
 
-def report(problems, sizes, tools, versions, skipped, results: Results, command: str,
+def array_tables(array_problems, tools, results: Results) -> list[str]:
+    """The ratio table and raw times of the array problems (one size each)."""
+    if not array_problems:
+        return []
+    cols = [t for t in ARRAY_TOOL_ORDER if t in tools]
+    lines = [
+        "",
+        "Array problems (float64 NumPy arrays; the gradient is w.r.t. the named arrays). "
+        "Same ratios: time of one call divided by s2s_ad's Numba gradient call, **>1 means "
+        "slower than s2s_ad**. s2s_ad differentiates the code as written (GMM: index loops; "
+        "MLP: vectorised NumPy); JAX, PyTorch and autograd get a vectorised formulation "
+        "(`peers.py`). Every tool runs on one thread.",
+        "",
+        "| problem | sizes | " + " | ".join(TOOL_TITLES[c] for c in cols) + " |",
+        "|---|---|" + "---:|" * len(cols),
+    ]
+    for p in array_problems:
+        ref = results.cells.get((p.name, 0, REFERENCE))
+        row = [fmt_ratio(results.cells.get((p.name, 0, c)), ref) for c in cols]
+        lines.append(f"| {p.name} | {p.size} | " + " | ".join(row) + " |")
+    lines += [
+        "",
+        "Raw times of the array problems (this machine, this run only), and s2s_ad's "
+        "gradient against central differences at 4 random entries of each array "
+        "(max |error| / max |gradient|):",
+        "",
+        "| problem | " + " | ".join(TOOL_TITLES[c] for c in cols) + " | FD rel. error |",
+        "|---|" + "---:|" * (len(cols) + 1),
+    ]
+    for p in array_problems:
+        row = []
+        for c in cols:
+            cell = results.cells.get((p.name, 0, c))
+            row.append(fmt_seconds(cell.timing.seconds) if cell and cell.timing
+                       else (cell.note if cell and cell.note else "n/a"))
+        fd = results.fd_error.get((p.name, 0))
+        lines.append(f"| {p.name} | " + " | ".join(row)
+                     + f" | {'n/a' if fd is None else f'{fd:.1e}'} |")
+    return lines
+
+
+def report(problems, array_problems, sizes, tools, versions, skipped, results: Results,
+           command: str,
            started: str, wall: float, mach: dict[str, str]) -> str:
     cols = [t for t in TOOL_ORDER if t in tools]
     lines = [
@@ -405,6 +568,7 @@ def report(problems, sizes, tools, versions, skipped, results: Results, command:
             ref = results.cells.get((p.name, n, REFERENCE))
             row = [fmt_ratio(results.cells.get((p.name, n, c)), ref) for c in cols]
             lines.append(f"| {p.name} | {n:,} | " + " | ".join(row) + " |")
+    lines += array_tables(array_problems, tools, results)
     lines += [
         "",
         "One-off costs (seconds, not ratios): s2s_ad's first gradient call in this process "
@@ -420,7 +584,7 @@ def report(problems, sizes, tools, versions, skipped, results: Results, command:
     def get(d: dict, name: str) -> str:
         return fmt_seconds(d[name]) if name in d else "n/a"
 
-    for p in problems:
+    for p in [*problems, *array_problems]:
         lines.append(f"| {p.name} | {p.features} | {results.paths.get(p.name, 'n/a')} | "
                      f"{get(results.compile_s2s, p.name)} | "
                      f"{get(results.compile_s2s_cached, p.name)} | "
@@ -449,7 +613,8 @@ def report(problems, sizes, tools, versions, skipped, results: Results, command:
     lines += ["", "Gradient disagreements (> 1e-8 relative): "
               + ("none." if not disagreements and not results.problems_found else "")]
     for (pname, n, tool), c in disagreements:
-        lines.append(f"- {tool} on {pname} n={n}: relative error {c.error:.2e}")
+        where = f" n={n}" if n else ""
+        lines.append(f"- {tool} on {pname}{where}: relative error {c.error:.2e}")
     for msg in results.problems_found:
         lines.append(f"- {msg}")
     return "\n".join(lines) + "\n"
@@ -459,7 +624,10 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--sizes", type=int, nargs="+", default=[10, 1_000, 100_000])
     parser.add_argument("--problems", nargs="+", help="names from problems.py (default all)")
-    parser.add_argument("--tools", nargs="+", default=TOOL_ORDER, choices=TOOL_ORDER)
+    all_tools = [*TOOL_ORDER, "s2s_ad-primal"]
+    parser.add_argument("--tools", nargs="+", default=all_tools, choices=all_tools)
+    parser.add_argument("--no-arrays", action="store_true",
+                        help="only the scalar problems (no GMM, no MLP)")
     parser.add_argument("--max-call-seconds", type=float, default=10.0,
                         help="skip a tool at a size where one call is projected to take longer")
     parser.add_argument("--cell-seconds", type=float, default=3.0,
@@ -473,22 +641,34 @@ def main(argv: list[str] | None = None) -> int:
     if not args.keep_cache:
         os.environ["S2S_AD_CACHE_DIR"] = tempfile.mkdtemp(prefix="s2s_ad_bench_cache_")
     sys.path.insert(0, str(HERE))
-    from problems import PROBLEMS
+    # One thread for every tool (BLAS inside NumPy, Numba and autograd; XLA; PyTorch
+    # sets its own in peers.py): the machine has 2 shared cores, and s2s_ad's Numba code
+    # is single-threaded.  Must be set before NumPy or JAX is imported.
+    for var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
+        os.environ.setdefault(var, "1")
+    os.environ.setdefault("XLA_FLAGS", "--xla_cpu_multi_thread_eigen=false "
+                                       "intra_op_parallelism_threads=1")
+    from problems import ARRAY_PROBLEMS, PROBLEMS
 
     problems = [p for p in PROBLEMS if not args.problems or p.name in args.problems]
+    array_problems = [p for p in ARRAY_PROBLEMS
+                      if (not args.problems or p.name in args.problems) and not args.no_arrays]
     started = datetime.datetime.now().astimezone().strftime("%Y-%m-%d %H:%M %Z")
     command = "python " + " ".join([os.path.relpath(__file__, HERE.parent)]
                                    + (argv if argv is not None else sys.argv[1:]))
     t0 = time.perf_counter()
-    tools, versions, skipped = build_tools(problems, set(args.tools))
+    tools, versions, skipped = build_tools(problems, array_problems, set(args.tools))
     for name, why in skipped.items():
         print(f"skipping {name}: {why}", file=sys.stderr)
     results = Results()
     for p in problems:
         run_problem(p, args.sizes, tools, results, args)
-    results.compile_s2s_cached = cached_first_calls([p.name for p in problems], args.sizes)
-    text = report(problems, args.sizes, tools, versions, skipped, results, command, started,
-                  time.perf_counter() - t0, machine())
+    for p in array_problems:
+        run_array_problem(p, tools, results, args)
+    results.compile_s2s_cached = cached_first_calls(
+        [p.name for p in [*problems, *array_problems]], args.sizes)
+    text = report(problems, array_problems, args.sizes, tools, versions, skipped, results,
+                  command, started, time.perf_counter() - t0, machine())
     args.output.write_text(text)
     print("\n" + text)
     print(f"written to {args.output}")

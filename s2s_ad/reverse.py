@@ -326,8 +326,11 @@ class _Reverser(SavingMixin, CallsMixin, ItemsMixin):
                     self.tapes[tape] = "growable"
                     self.fwd_init.append(assign(tape, call(
                         "np.empty", const(8), gast.parse(dtype, mode="eval").body)))
-                    head.append(assign(tape, call("rt.grow", load(tape),
-                                                    load(info.position)), line))
+                    full = gast.Compare(left=load(info.position), ops=[gast.GtE()],
+                                        comparators=[gast.parse(f"{tape}.shape[0]",
+                                                                mode="eval").body])
+                    head.append(gast.If(test=full, body=[assign(tape, call(
+                        "rt.grow", load(tape), load(info.position)), line)], orelse=[]))
         self.kinds[info.counter] = "int"
         node = copy.copy(s)
         node.body = head + body_f

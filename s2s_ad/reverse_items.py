@@ -59,6 +59,11 @@ class ItemsMixin:
     """Methods of the reverse pass (see :mod:`s2s_ad.reverse`)."""
 
     def specialized(self, prim: Primitive, where: gast.AST) -> Rule:
+        unknown = [k.arg for k in getattr(where, "keywords", []) if k.arg not in prim.rule.params]
+        if unknown:
+            raise NonDifferentiableError(
+                f"{prim.rule.emit}: the keyword '{unknown[0]}' is not supported",
+                self.norm.parsed.location(where), "leave it out, or compute it another way")
         try:
             return prim.rule.specialize(prim.operands, [self.kind(a) for a in prim.operands])
         except ValueError as exc:
@@ -107,8 +112,7 @@ class ItemsMixin:
             pops[:0] = p
             index = self.index_reads(s.value.slice, ctx, fwd, pops)
             d_x = self.adj(base.id)
-            rev_body = [assign(d_x, call("rt.materialize", load(d_x), base_value), self.line),
-                        aug_item(d_x, index, g, self.line)]
+            rev_body = [self.materialized(d_x, base_value), aug_item(d_x, index, g, self.line)]
         rev = [self._header()] + pops + head + self.guard(target, g, rev_body)
         return fwd + [s], rev + self._reset(target, prim)
 
@@ -141,6 +145,13 @@ class ItemsMixin:
         if self.activity.active(name):
             rev += self.item_adjoint(name, index, s.value, ctx, fwd)
         return fwd + [s], rev
+
+    def materialized(self, d_x: str, like: gast.expr) -> gast.stmt:
+        """``d_x`` made a full array before item updates (a cheap test in loops)."""
+        empty = gast.Compare(left=gast.Attribute(value=load(d_x), attr="size", ctx=gast.Load()),
+                             ops=[gast.Eq()], comparators=[const(0)])
+        return gast.If(test=empty, body=[assign(d_x, call("rt.materialize", load(d_x), like),
+                                                self.line)], orelse=[])
 
     def check_writable(self, name: str, s: gast.Assign) -> None:
         """Refuse a write that could change memory another variable sees."""
@@ -187,7 +198,7 @@ class ItemsMixin:
         d_x = self.adj(name)
         f, p, x_value = self.save(load(name), ctx)
         fwd += f
-        out = p + [assign(d_x, call("rt.materialize", load(d_x), x_value), self.line)]
+        out = p + [self.materialized(d_x, x_value)]
         if self.active(value):
             part = gast.Subscript(value=load(d_x), slice=index, ctx=gast.Load())
             kind = self.kind(value)

@@ -185,6 +185,12 @@ rule(gast.UAdd, None,
      Case("op-pos-scalar", "+a", args(a=unif())),
      Case("op-pos-array", "+a", args(a=unif(M)), numba=True))
 rule(gast.Not, None, Case("op-not", "(not a)", args(a=away())))
+for _op, _sym in ((gast.BitAnd, "&"), (gast.BitOr, "|"), (gast.BitXor, "^")):
+    rule(_op, None, Case(f"op{_sym}-masks", f"(a > 0.5) {_sym} (b < 0.5)",
+                         args(a=unif(V), b=unif(V))))
+rule(gast.LShift, None, Case("op<<-mask", "(a > 0.5) << 1", args(a=unif(V))))
+rule(gast.RShift, None, Case("op>>-mask", "(a > 0.5) >> 1", args(a=unif(V))))
+rule(gast.Invert, None, Case("op~-mask", "~(a > 0.5)", args(a=unif(V))))
 
 # ---- math ----------------------------------------------------------------------------------
 _MATH_UNARY = {

@@ -87,9 +87,9 @@ _METHODS = {"sum": np.sum, "mean": np.mean, "prod": np.prod, "max": np.max, "min
             "argmax": np.argmax, "argmin": np.argmin, "ravel": np.ravel, "flatten": np.ravel,
             "clip": np.clip}
 _ATTRIBUTES = {"T": np.transpose, "shape": np.shape, "size": np.size, "ndim": np.ndim}
-_OPERATORS = {ast.Add: "Add", ast.Sub: "Sub", ast.Mult: "Mult", ast.Div: "Div",
-              ast.Pow: "Pow", ast.Mod: "Mod", ast.FloorDiv: "FloorDiv", ast.MatMult: "MatMult",
-              ast.USub: "USub", ast.UAdd: "UAdd", ast.Not: "Not"}
+_OPERATORS = {op: op.__name__ for op in (
+    ast.Add, ast.Sub, ast.Mult, ast.Div, ast.Pow, ast.Mod, ast.FloorDiv, ast.MatMult, ast.USub,
+    ast.UAdd, ast.Not, ast.BitAnd, ast.BitOr, ast.BitXor, ast.LShift, ast.RShift, ast.Invert)}
 
 
 def _resolve(node: ast.expr, params: set[str]):

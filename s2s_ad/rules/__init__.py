@@ -1,6 +1,6 @@
 """Derivative rules: the registry API and the built-in tables."""
 
 from . import builtin_rules, math_rules, numpy_rules  # noqa: F401  (registers the tables)
-from .registry import Rule, all_rules, binop_rule, lookup, register, unaryop_rule
+from .registry import Rule, all_rules, lookup, operator_rule, register
 
-__all__ = ["Rule", "all_rules", "binop_rule", "lookup", "register", "unaryop_rule"]
+__all__ = ["Rule", "all_rules", "lookup", "operator_rule", "register"]

@@ -16,7 +16,7 @@ import gast
 
 from ..ir import LocalFunction, get_anno
 from ..markers import CustomDerivative, custom_derivative, with_derivative, without_derivative
-from .registry import Rule, binop_rule, lookup, unaryop_rule
+from .registry import Rule, lookup, operator_rule
 
 
 @dataclass
@@ -78,9 +78,9 @@ def classify(op: gast.expr) -> Primitive:
     if isinstance(op, gast.Constant | gast.JoinedStr | gast.Compare):
         return Primitive("opaque")
     if isinstance(op, gast.BinOp):
-        return Primitive("rule", [op.left, op.right], binop_rule(op.op))
+        return Primitive("rule", [op.left, op.right], operator_rule(op.op))
     if isinstance(op, gast.UnaryOp):
-        return Primitive("rule", [op.operand], unaryop_rule(op.op))
+        return Primitive("rule", [op.operand], operator_rule(op.op))
     if isinstance(op, gast.Tuple):
         return Primitive("tuple", list(op.elts))
     if isinstance(op, gast.Subscript):

@@ -40,6 +40,9 @@ register_binop(gast.Pow, Rule("**", ("a", "b"), {"a": "g * b * a ** (b - 1)",
 register_binop(gast.Mod, Rule("%", ("a", "b"), {"a": "g", "b": "-g * ((a - z) / b)"},
                               kind="join", elementwise=True))
 register_binop(gast.FloorDiv, Rule("//", ("a", "b"), {}, kind="join"))
+for _bitwise in (gast.BitAnd, gast.BitOr, gast.BitXor, gast.LShift, gast.RShift):
+    register_binop(_bitwise, Rule("bitwise", ("a", "b"), {}, kind="join"))
+register_unaryop(gast.Invert, Rule("~", ("a",), {}, kind="join"))
 register_unaryop(gast.USub, Rule("-", ("a",), {"a": "-g"}, kind="join", elementwise=True))
 register_unaryop(gast.UAdd, Rule("+", ("a",), {"a": "g"}, kind="join", elementwise=True))
 register_unaryop(gast.Not, Rule("not", ("a",), {}, kind="bool"))

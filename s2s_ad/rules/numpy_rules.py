@@ -160,8 +160,18 @@ for _fn, _name, _whole in ((np.sum, "sum", "np.sum(x)"), (np.mean, "mean", "np.m
     register(_fn, Rule(f"np.{_name}", ("x", "axis", "keepdims"), {"x": "g"}, kind=_reduced,
                        defaults={"axis": None, "keepdims": False},
                        variant=_reduction(_name, _whole)))
-register(np.linalg.norm, Rule("np.linalg.norm", ("x",), {"x": "ar.norm_vjp_all(g, x)"},
-                              forward="ar.norm_all(x)", kind=lambda k, o: "float"))
+def _norm_variant(consts: dict, kinds: dict) -> dict:
+    if consts.get("ord") is not None:
+        raise ValueError("np.linalg.norm: only the 2-norm (ord=None) is supported")
+    if consts.get("axis") is None and consts.get("keepdims"):
+        raise ValueError("np.linalg.norm: keepdims needs an axis")
+    return _reduction("norm", "ar.norm_all(x)")(consts, kinds)
+
+
+register(np.linalg.norm, Rule("np.linalg.norm", ("x", "ord", "axis", "keepdims"), {"x": "g"},
+                              defaults={"ord": None, "axis": None, "keepdims": False},
+                              kind=lambda k, o: _reduced([k[0]], [o[0], o[2], o[3]]),
+                              variant=_norm_variant))
 
 
 # ---- products ------------------------------------------------------------------------

@@ -107,16 +107,10 @@ def lookup(obj: Any, nargs: int) -> Rule | None:
     return None
 
 
-def binop_rule(op: gast.operator, where: Any = None) -> Rule:
-    rule = _BINOPS.get(type(op))
-    if rule is None:
-        raise NonDifferentiableError(f"the operator {type(op).__name__} has no derivative "
-                                     "rule", where)
-    return rule
-
-
-def unaryop_rule(op: gast.unaryop, where: Any = None) -> Rule:
-    rule = _UNARYOPS.get(type(op))
+def operator_rule(op: gast.operator | gast.unaryop, where: Any = None) -> Rule:
+    """The rule of a binary or unary operator (an error naming it if there is none)."""
+    table = _UNARYOPS if isinstance(op, gast.unaryop) else _BINOPS
+    rule = table.get(type(op))
     if rule is None:
         raise NonDifferentiableError(f"the operator {type(op).__name__} has no derivative "
                                      "rule", where)
