@@ -78,9 +78,20 @@ class _Loop:
 
 
 @dataclass
+class _Prealloc:
+    """Tapes of ``range`` loops nested in a top-level ``range`` loop, with bounds that
+    do not change inside it, are preallocated before that outermost loop."""
+
+    assigned: set[str]  # names assigned anywhere inside the outermost loop
+    trips: list[str]  # trip counts of the enclosing preallocated loops
+    before: list[gast.stmt]  # statements to run before the outermost loop
+
+
+@dataclass
 class _Ctx:
     loop: _Loop | None = None
     conditional: bool = False
+    prealloc: _Prealloc | None = None
 
     @property
     def top(self) -> bool:
@@ -102,6 +113,13 @@ def _count_assignments(stmts: list[gast.stmt], top: bool, counts: Counter,
         elif isinstance(s, gast.If | gast.While):
             _count_assignments(s.body, False, counts, nested)
             _count_assignments(getattr(s, "orelse", []), False, counts, nested)
+
+
+def _product(names: list[str]) -> gast.expr:
+    expr: gast.expr = load(names[0])
+    for name in names[1:]:
+        expr = gast.BinOp(left=expr, op=gast.Mult(), right=load(name))
+    return expr
 
 
 class _Reverser(SavingMixin, CallsMixin, ItemsMixin):
@@ -299,8 +317,8 @@ class _Reverser(SavingMixin, CallsMixin, ItemsMixin):
     def loop(self, s: gast.For | gast.While, ctx: _Ctx) -> tuple[list, list]:
         line = get_anno(s, "line", self.line)
         info = _Loop(counter=self.namer.fresh("n_iter"))
-        prealloc = isinstance(s, gast.For) and ctx.top
-        inner = _Ctx(loop=info, conditional=ctx.conditional)
+        plan = self.preallocation(s, ctx, info)
+        inner = _Ctx(loop=info, conditional=ctx.conditional, prealloc=plan)
         info.position = self.namer.fresh("position")
         body_f, body_r = self.block(s.body, inner)
         self.line = line
@@ -310,18 +328,19 @@ class _Reverser(SavingMixin, CallsMixin, ItemsMixin):
             return [node], []
         pre: list[gast.stmt] = []
         head: list[gast.stmt] = [aug(info.counter, gast.Add(), const(1), line)]
+        if plan is not None and ctx.top:
+            pre += [assign(info.trip, call("len", s.iter), line)] + plan.before
         if info.tapes:
             self.residual(info.position, "int")
             self.fwd_init.append(assign(info.position, const(-1)))
             head.append(aug(info.position, gast.Add(), const(1), line))
-            if prealloc:
-                info.trip = self.namer.fresh("trip_count")
-                pre.append(assign(info.trip, call("len", s.iter), line))
+            allocations = plan.before if plan is not None and not ctx.top else pre
+            capacity = _product(plan.trips) if plan is not None else None
             for tape, dtype in info.tapes:
-                if prealloc:
+                if plan is not None:
                     self.tapes[tape] = "preallocated"
-                    pre.append(assign(tape, call("np.empty", load(info.trip),
-                                                   gast.parse(dtype, mode="eval").body), line))
+                    allocations.append(assign(tape, call(
+                        "np.empty", capacity, gast.parse(dtype, mode="eval").body), line))
                 else:
                     self.tapes[tape] = "growable"
                     self.fwd_init.append(assign(tape, call(
@@ -344,6 +363,27 @@ class _Reverser(SavingMixin, CallsMixin, ItemsMixin):
                             orelse=[], type_comment=None)
         set_anno(rev_loop, "line", line)
         return pre + [node] + f, p + [rev_loop]
+
+    def preallocation(self, s: gast.For | gast.While, ctx: _Ctx,
+                      info: _Loop) -> _Prealloc | None:
+        """The preallocation plan of loop ``s``: top-level ``range`` loops, and ``range``
+        loops inside them whose bounds the outermost loop never changes."""
+        if not isinstance(s, gast.For):
+            return None
+        if ctx.top:
+            info.trip = self.namer.fresh("trip_count")
+            assigned = {s.target.id} | {
+                n.id for b in s.body for n in gast.walk(b)
+                if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store)}
+            return _Prealloc(assigned=assigned, trips=[info.trip], before=[])
+        outer = ctx.prealloc
+        if outer is None or any(isinstance(a, gast.Name) and a.id in outer.assigned
+                                for a in s.iter.args):
+            return None
+        info.trip = self.namer.fresh("trip_count")
+        outer.before.append(assign(info.trip, call("len", s.iter), get_anno(s, "line")))
+        return _Prealloc(assigned=outer.assigned, trips=outer.trips + [info.trip],
+                         before=outer.before)
 
     # -- whole functions -------------------------------------------------------------------
     def run(self) -> Generated:
