@@ -4,6 +4,8 @@ import ctypes
 import ctypes.util
 import math
 
+import numpy as np
+
 import s2s_ad as ad
 
 libm = ctypes.CDLL(ctypes.util.find_library("m"))
@@ -106,3 +108,11 @@ def stopped_in_loop(x, n):
     for _ in range(n):
         s = s + x * ad.without_derivative(s + 1.0)
     return s
+
+
+def halved_in_place(x):
+    def halve(d):
+        d *= 0.5  # changes the array cotangent in place and returns None
+
+    y = ad.with_derivative(np.sin(x), halve)
+    return np.sum(y * 3.0)
