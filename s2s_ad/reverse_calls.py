@@ -42,6 +42,11 @@ class CalleeLink:
     wrt_positions: list[int]
 
 
+def _is_library(fn: Any) -> bool:
+    module = getattr(fn, "__module__", None) or ""
+    return module.split(".")[0] in ("numpy", "scipy", "math", "builtins")
+
+
 class CallsMixin:
     """Methods of the reverse pass (see :mod:`s2s_ad.reverse`)."""
 
@@ -191,6 +196,7 @@ class CallsMixin:
         name = getattr(callee, "__name__", repr(callee))
         loc = self.norm.parsed.location(s.value if hasattr(s.value, "lineno") else s)
         return NonDifferentiableError(
-            f"'{name}' has no derivative rule and no Python source to differentiate", loc,
+            f"'{name}' has no derivative rule" + ("" if _is_library(callee) else
+                                                " and no Python source to differentiate"), loc,
             f"register one with @ad.derivative(of={name}), or mark the value with "
             "ad.without_derivative(...)")

@@ -425,6 +425,10 @@ rule(np.ndim, None,
      Case("np.ndim", "np.ndim(x)", args(x=unif(M))),
      Case("x.ndim", "x.ndim", args(x=unif(M))))
 rule(np.arange, 1, Case("np.arange", "np.arange(len(x))", args(x=unif(V))))
+rule(np.eye, 1, Case("np.eye", "np.eye(len(x))", args(x=unif(V))))
+rule(np.identity, 1, Case("np.identity", "np.identity(len(x))", args(x=unif(V))))
+rule(np.full, 2, Case("np.full", "np.full(len(x), 2.5)", args(x=unif(V))))
+rule(np.linspace, 3, Case("np.linspace", "np.linspace(0.0, 1.0, len(x))", args(x=unif(V))))
 rule(runtime.astype_int, None,
      Case("x.astype(int)", "x.astype(int)", args(x=off_grid(M))),
      Case("x.astype(np.int64)", "x.astype(np.int64)", args(x=off_grid(V))))

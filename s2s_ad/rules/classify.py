@@ -53,8 +53,15 @@ class Primitive:
         return []
 
 
+_LIBRARIES = ("numpy", "scipy", "numba")
+
+
 def _is_source_function(obj: Any) -> bool:
-    return isinstance(obj, LocalFunction | types.FunctionType)
+    """A function differentiated through its source: the user's, not a library's."""
+    if isinstance(obj, LocalFunction):
+        return True
+    module = getattr(obj, "__module__", None) or ""
+    return isinstance(obj, types.FunctionType) and module.split(".")[0] not in _LIBRARIES
 
 
 def _bind(rule: Rule, call: gast.Call) -> list[gast.expr]:

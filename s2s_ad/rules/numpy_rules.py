@@ -272,3 +272,8 @@ register(np.arange, Rule("np.arange", ("n",), kind=lambda k, o: ArrayKind(1, Fal
 register(runtime.astype_int, Rule("rt.astype_int", ("x",), kind=_int_array_or_int))
 register(runtime.astype_float, Rule("rt.astype_float", ("x",), {"x": "g"},
                                     kind=lambda k, o: ArrayKind(_ndim(k[0]))))
+register(np.eye, Rule("np.eye", ("n",), kind=lambda k, o: ArrayKind(2)), nargs=1)
+register(np.identity, Rule("np.identity", ("n",), kind=lambda k, o: ArrayKind(2)), nargs=1)
+register(np.full, Rule("np.full", ("shape", "value"), kind=_constructed), nargs=2)
+register(np.linspace, Rule("np.linspace", ("start", "stop", "num"),
+                           kind=lambda k, o: ArrayKind(1)), nargs=3)
