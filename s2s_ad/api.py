@@ -20,6 +20,7 @@ from typing import Any
 import numpy as np
 
 from .errors import ArgumentError, JitError, NonDifferentiableError
+from .jit import signature_text
 from .kinds import kind_of_value
 from .markers import calling_wrapper, custom_derivative
 from .pipeline import Transform, parsed_function, stage_source, transform
@@ -67,7 +68,8 @@ class Explanation:
     """Which path runs a function's generated code, and why.
 
     ``path`` is ``"numba"`` or ``"python"``; ``reason`` says why Numba was not
-    used ("" when it was); ``entries`` has the same per generated function.
+    used, or which argument types it compiled for; ``entries`` has the same
+    per generated function.
     """
 
     function: str
@@ -76,8 +78,10 @@ class Explanation:
     entries: dict[str, tuple[str, str]] = field(default_factory=dict)
 
     def __str__(self) -> str:
-        lines = [f"{self.function}: runs with {'Numba' if self.path == 'numba' else 'Python'}"
-                 + (f" because {self.reason}" if self.reason else "")]
+        if self.path == "numba":
+            lines = [f"{self.function}: runs with Numba ({self.reason})"]
+        else:
+            lines = [f"{self.function}: runs with Python because {self.reason}"]
         for name, (path, reason) in self.entries.items():
             lines.append(f"  {name}: {path}" + (f" ({reason})" if reason else ""))
         return "\n".join(lines)
@@ -181,7 +185,7 @@ class DifferentiableFunction:
                                f"{t.parsed.filename}:{t.parsed.node.lineno}): {reason}")
             self.status[name] = ("python", reason)
             return module.python(name)
-        self.status[name] = ("numba", "")
+        self.status[name] = ("numba", f"Numba compiled it for ({signature_text(args)})")
         return fn
 
     def run(self, t: Transform, name: str, args: tuple) -> Any:

@@ -45,6 +45,11 @@ def write_module(stem: str, source: str, digest: str) -> Path:
     return path
 
 
+def signature_text(args: tuple) -> str:
+    """The Numba types of ``args``, as Numba prints them."""
+    return ", ".join(str(numba.typeof(a)) for a in args)
+
+
 def short_reason(exc: BaseException) -> str:
     """The informative lines of a Numba error, on one line."""
     text = str(exc)
