@@ -13,6 +13,7 @@ import math
 from collections.abc import Callable, Sequence
 
 import numpy as np
+from gradcheck import as_tuple  # noqa: F401  (re-exported for the array tests)
 
 EPS = float(np.finfo(np.float64).eps)
 FD_RTOL = 1e-5
@@ -35,15 +36,6 @@ def is_differentiable_argument(value) -> bool:
 def differentiable_indices(args: Sequence) -> list[int]:
     """Positions of the arguments that get a gradient entry."""
     return [i for i, a in enumerate(args) if is_differentiable_argument(a)]
-
-
-def as_tuple(gradient, count: int) -> tuple:
-    """The gradient as a tuple: a bare value when there is one entry, else the tuple itself."""
-    if count == 1:
-        return (gradient,)
-    assert isinstance(gradient, tuple), f"expected a tuple of {count} gradients, got {gradient!r}"
-    assert len(gradient) == count, f"expected {count} gradient entries, got {len(gradient)}"
-    return gradient
 
 
 def in_float64(args: Sequence) -> list:
