@@ -23,7 +23,10 @@ from numba.typed import List as NumbaList
 
 from .errors import JitError
 
-NUMBA_ERRORS = (numba_errors.NumbaError, NotImplementedError, ValueError, TypeError)
+# what Numba raises when it cannot compile (an ImportError when SciPy, which its
+# linear algebra needs, is missing)
+NUMBA_ERRORS = (numba_errors.NumbaError, NotImplementedError, ValueError, TypeError,
+                ImportError)
 
 
 def cache_dir() -> Path:
