@@ -15,10 +15,15 @@ must still agree to 1e-8 relative.
 from __future__ import annotations
 
 import math
+import sys
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from pathlib import Path
 
 import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "examples"))
+from gmm import gmm_data, gmm_objective  # noqa: E402  (the example is the one definition)
 
 # --------------------------------------------------------------------------------------
 # 1. Damped nonlinear (Duffing) oscillator, explicit Euler, loss = mean x^2.
@@ -140,82 +145,9 @@ PROBLEMS = [
 # --------------------------------------------------------------------------------------
 # 5. ADBench Gaussian mixture objective, written with index loops (the C++ formulation).
 #    Exercises: 2-D indexing, item writes (+=) into scratch arrays in nested loops,
-#    math.exp/log/lgamma, a running max with if.
+#    math.exp/log/lgamma, a running max with if.  Defined once, in examples/gmm.py
+#    (imported at the top of this module).
 # --------------------------------------------------------------------------------------
-
-
-def gmm_objective(alphas, means, icf, x, wishart_gamma, wishart_m):
-    """The ADBench GMM objective.  Component k has precision factor Q_k, lower
-    triangular with diagonal exp(icf[k, :d]) and strictly lower entries icf[k, d:]
-    stored column by column:
-        -N d/2 log(2 pi) + sum_i logsumexp_k(alpha_k + sum(icf[k, :d])
-                                             - |Q_k (x_i - mu_k)|^2 / 2)
-        - N logsumexp(alpha) + log Wishart prior(Q)."""
-    n = x.shape[0]
-    d = x.shape[1]
-    k = alphas.shape[0]
-    sum_qs = np.zeros(k)
-    for ik in range(k):
-        for j in range(d):
-            sum_qs[ik] += icf[ik, j]
-    qx = np.zeros(d)
-    main_term = np.zeros(k)
-    slse = 0.0
-    for i in range(n):
-        for ik in range(k):
-            for j in range(d):
-                qx[j] = math.exp(icf[ik, j]) * (x[i, j] - means[ik, j])
-            lparams = d
-            for col in range(d):
-                centred = x[i, col] - means[ik, col]
-                for row in range(col + 1, d):
-                    qx[row] += icf[ik, lparams] * centred
-                    lparams += 1
-            sqnorm = 0.0
-            for j in range(d):
-                sqnorm += qx[j] * qx[j]
-            main_term[ik] = alphas[ik] + sum_qs[ik] - 0.5 * sqnorm
-        top = main_term[0]
-        for ik in range(1, k):
-            if main_term[ik] > top:
-                top = main_term[ik]
-        total = 0.0
-        for ik in range(k):
-            total += math.exp(main_term[ik] - top)
-        slse += top + math.log(total)
-    top_alpha = alphas[0]
-    for ik in range(1, k):
-        if alphas[ik] > top_alpha:
-            top_alpha = alphas[ik]
-    total_alpha = 0.0
-    for ik in range(k):
-        total_alpha += math.exp(alphas[ik] - top_alpha)
-    lse_alphas = top_alpha + math.log(total_alpha)
-    dof = d + wishart_m + 1
-    prior = 0.0
-    for ik in range(k):
-        frobenius = 0.0
-        for j in range(d):
-            diagonal = math.exp(icf[ik, j])
-            frobenius += diagonal * diagonal
-        for j in range(d, icf.shape[1]):
-            frobenius += icf[ik, j] * icf[ik, j]
-        prior += 0.5 * wishart_gamma * wishart_gamma * frobenius - wishart_m * sum_qs[ik]
-    log_gamma = 0.25 * d * (d - 1) * math.log(math.pi)
-    for j in range(1, d + 1):
-        log_gamma += math.lgamma(0.5 * dof + 0.5 * (1 - j))
-    normaliser = dof * d * (math.log(wishart_gamma) - 0.5 * math.log(2.0)) - log_gamma
-    constant = -n * d * 0.5 * math.log(2.0 * math.pi)
-    return constant + slse - n * lse_alphas + prior - k * normaliser
-
-
-def gmm_data(n=1000, d=10, k=25, seed=0) -> tuple:
-    rng = np.random.default_rng(seed)
-    alphas = rng.normal(0.0, 1.0, k)
-    means = rng.uniform(0.0, 1.0, (k, d))
-    icf = rng.uniform(-0.3, 0.3, (k, d * (d + 1) // 2))
-    x = rng.uniform(0.0, 1.0, (n, d))
-    return alphas, means, icf, x, 1.0, 0
 
 
 # --------------------------------------------------------------------------------------
