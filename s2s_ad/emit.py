@@ -16,7 +16,7 @@ import linecache
 
 import gast
 
-from .ir import get_anno, set_anno
+from .ir import get_anno
 
 _MARK = "__s2s_comment_{}__"
 
@@ -106,8 +106,3 @@ def module_source(name: str, origin: str, filename: str, functions: list[tuple],
 def digest(text: str) -> str:
     """A short content hash of generated source."""
     return hashlib.sha256(text.encode()).hexdigest()[:16]
-
-
-def mark_line(node: gast.stmt, line: int) -> gast.stmt:
-    set_anno(node, "line", line)
-    return node

@@ -20,19 +20,14 @@ from .lattice import (  # noqa: F401  (re-exported for the stages)
     NUMERIC,
     ArrayKind,
     Kind,
-    array_kind,
     broadcast,
     carries_derivative,
     foreign_kind,
+    indexed,
     join,
     kind_of_value,
 )
 from .rules.classify import classify
-
-
-def _arith(kind: Kind | None) -> Kind | None:
-    return "int" if kind == "bool" else kind
-
 
 CalleeKind = Callable[[Any, list, gast.expr], Kind]
 
@@ -61,7 +56,7 @@ class _Kinds:
             if isinstance(base, tuple):
                 return base[op.slice.value]
             if isinstance(base, ArrayKind):
-                return self.indexed(base, op.slice)
+                return indexed(base, op.slice, self.atom)
             return None if base is None else "unknown"
         if isinstance(op, gast.Compare):
             return "bool"
@@ -84,26 +79,6 @@ class _Kinds:
         if prim.what == "rule":
             return self.rule_kind(prim, kinds, op)
         return "unknown"
-
-    def indexed(self, base: ArrayKind, index: gast.expr) -> Kind | None:
-        """The kind of ``base[index]``: integers drop a dimension, slices keep it."""
-        parts = index.elts if isinstance(index, gast.Tuple) else [index]
-        if base.ndim is None:
-            return ArrayKind(None, base.floating)
-        ndim = base.ndim
-        for part in parts:
-            if isinstance(part, gast.Slice):
-                continue
-            if isinstance(part, gast.Constant) and part.value is None:
-                ndim += 1
-                continue
-            kind = self.atom(part)
-            if kind is None:
-                return None
-            if kind not in ("int", "bool"):
-                return "unknown"  # fancy indexing
-            ndim -= 1
-        return base.element() if ndim == 0 else ArrayKind(ndim, base.floating)
 
     def rule_kind(self, prim, kinds: list, op: gast.expr) -> Kind | None:
         kind = prim.rule.kind

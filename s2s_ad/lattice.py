@@ -15,6 +15,7 @@ import math
 from dataclasses import dataclass
 from typing import Any
 
+import gast
 import numpy as np
 
 NUMERIC = ("float", "int", "bool")
@@ -38,9 +39,28 @@ class ArrayKind:
 Kind = str | tuple | ArrayKind
 
 
-def array_kind(ndim: int | None, floating: bool = True) -> Kind:
-    """An array kind, or the scalar kind for ``ndim == 0`` results of indexing."""
-    return ArrayKind(ndim, floating)
+def indexed(base: ArrayKind, index: Any, kind_of: Any) -> Kind | None:
+    """The kind of ``base[index]``: integers drop a dimension, slices keep it.
+
+    ``index`` is a gast index; ``kind_of(atom)`` gives the kind of one of its atoms.
+    """
+    parts = index.elts if isinstance(index, gast.Tuple) else [index]
+    if base.ndim is None:
+        return ArrayKind(None, base.floating)
+    ndim = base.ndim
+    for part in parts:
+        if isinstance(part, gast.Slice):
+            continue
+        if isinstance(part, gast.Constant) and part.value is None:
+            ndim += 1
+            continue
+        kind = kind_of(part)
+        if kind is None:
+            return None
+        if kind not in ("int", "bool"):
+            return "unknown"  # fancy indexing
+        ndim -= 1
+    return base.element() if ndim == 0 else ArrayKind(ndim, base.floating)
 
 
 def join(a: Kind | None, b: Kind | None) -> Kind | None:

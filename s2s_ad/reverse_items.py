@@ -15,7 +15,7 @@ import numpy as np
 
 from .errors import NonDifferentiableError
 from .ir import get_anno
-from .lattice import ArrayKind, Kind
+from .lattice import ArrayKind, Kind, indexed
 from .rules.classify import Primitive
 from .rules.registry import Rule
 from .trees import (
@@ -128,7 +128,7 @@ class ItemsMixin:
         pops: list[gast.stmt] = []
         index = self.index_reads(target.slice, ctx, fwd, pops)
         old = self.namer.fresh(f"{name}_overwritten")
-        item_kind = self.item_kind(target)
+        item_kind = self.item_kind(name, target.slice)
         self.kinds[old] = item_kind
         read = gast.Subscript(value=load(name), slice=copy.deepcopy(target.slice),
                               ctx=gast.Load())
@@ -189,9 +189,9 @@ class ItemsMixin:
                     "array, is not supported", where,
                     f"rebind instead: {name} = {name} <op> ...")
 
-    def item_kind(self, target: gast.Subscript) -> Kind:
-        from .kinds import _Kinds  # the same indexing rule as the kinds stage
-        return _Kinds(self.kinds, None).indexed(self.kinds[target.value.id], target.slice)
+    def item_kind(self, name: str, index: gast.expr) -> Kind:
+        """The kind of ``name[index]`` (the kinds stage's indexing rule)."""
+        return indexed(self.kinds[name], index, self.kind)
 
     def item_adjoint(self, name: str, index: gast.expr, value: gast.expr, ctx: _Ctx,
                      fwd: list) -> list[gast.stmt]:
@@ -207,7 +207,7 @@ class ItemsMixin:
                 fwd += v_f
                 out[:0] = v_p
                 part = call("ar.unbroadcast", call("np.copy", part), v_value)
-            elif isinstance(self.item_kind_of(name, index), ArrayKind):
+            elif isinstance(self.item_kind(name, index), ArrayKind):
                 part = call("np.sum", part)
             out += self.accumulate(value.id, kind, part)
         zeroing = gast.Assign(targets=[gast.Subscript(value=load(d_x), slice=index,
@@ -215,6 +215,3 @@ class ItemsMixin:
                               value=const(0.0), type_comment=None)
         return out + [zeroing]
 
-    def item_kind_of(self, name: str, index: gast.expr) -> Kind:
-        from .kinds import _Kinds
-        return _Kinds(self.kinds, None).indexed(self.kinds[name], index)
