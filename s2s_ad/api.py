@@ -19,11 +19,12 @@ from typing import Any
 
 import numpy as np
 
+from .compiler.custom import calling_wrapper
+from .compiler.jit import signature_text
+from .compiler.pipeline import Transform, parsed_function, stage_source, transform
 from .errors import ArgumentError, JitError, NonDifferentiableError
-from .jit import signature_text
 from .kinds import kind_of_value
-from .markers import calling_wrapper, custom_derivative
-from .pipeline import Transform, parsed_function, stage_source, transform
+from .markers import custom_derivative
 
 JitOption = bool | str
 

@@ -1,141 +1,156 @@
-"""Stage 3, kinds: what sort of value every variable holds.
+"""The lattice of kinds: what sort of value a variable holds.
 
-Annotations only: returns a map from variable to kind and does not change the
-tree.  A kind is ``"float"``, ``"int"``, ``"bool"``, ``"str"``, ``"none"``,
-``"unknown"``, or a tuple of kinds for a tuple value.  The reverse pass uses
-kinds to type loop tapes (numbers go in preallocated NumPy arrays, anything
-else in typed lists) and to build zero cotangents of tuples.
+A leaf module (rules and stages import it).  A kind is ``"float"``, ``"int"``,
+``"bool"``, ``"str"``, ``"none"``, ``"unknown"``, a tuple of kinds for a tuple
+value, or an :class:`ArrayKind`.
 
+>>> join("int", "float"), join(("float",), ("int",))
+('float', ('float',))
 """
 
 from __future__ import annotations
 
-import types
-from collections.abc import Callable
+import ctypes
+import math
+from dataclasses import dataclass
 from typing import Any
 
 import gast
+import numpy as np
 
-from .lattice import (  # noqa: F401  (re-exported for the stages)
-    NUMERIC,
-    ArrayKind,
-    Kind,
-    broadcast,
-    carries_derivative,
-    foreign_kind,
-    indexed,
-    join,
-    kind_of_value,
-)
-from .rules.classify import classify
-
-CalleeKind = Callable[[Any, list, gast.expr], Kind]
+NUMERIC = ("float", "int", "bool")
 
 
-class _Kinds:
-    def __init__(self, env: dict[str, Kind], callee_kind: CalleeKind):
-        self.env = env
-        self.callee_kind = callee_kind
+@dataclass(frozen=True)
+class ArrayKind:
+    """A NumPy array of ``ndim`` dimensions (None: unknown), float or not."""
 
-    def atom(self, node: gast.expr) -> Kind | None:
-        if isinstance(node, gast.Constant):
-            return kind_of_value(node.value)
-        if isinstance(node, gast.Name):
-            return self.env.get(node.id)
-        return "unknown"
+    ndim: int | None
+    floating: bool = True
 
-    def op(self, op: gast.expr) -> Kind | None:
-        prim = classify(op)
-        kinds = [self.atom(a) for a in prim.operands]
-        if prim.what == "copy":
-            return kinds[0]
-        if prim.what == "tuple":
-            return None if None in kinds else tuple(kinds)
-        if prim.what == "index":
-            base = kinds[0]
-            if isinstance(base, tuple):
-                return base[op.slice.value]
-            if isinstance(base, ArrayKind):
-                return indexed(base, op.slice, self.atom)
-            return None if base is None else "unknown"
-        if isinstance(op, gast.Compare):
-            return "bool"
-        if isinstance(op, gast.JoinedStr):
-            return "str"
-        if isinstance(op, gast.Constant):
-            return kind_of_value(op.value)
-        if prim.what in ("hook", "cut"):
-            return kinds[0]
-        if prim.what == "function":
-            return None if None in kinds else self.callee_kind(prim.callee, kinds, op)
-        if prim.what == "custom":
-            if None in kinds:
-                return None
-            if isinstance(prim.callee, types.FunctionType):
-                return self.callee_kind(prim.callee, kinds, op)
-            return foreign_kind(prim.callee)
-        if prim.what == "unknown":
-            return foreign_kind(prim.callee)
-        if prim.what == "rule":
-            return self.rule_kind(prim, kinds, op)
-        return "unknown"
+    def __repr__(self) -> str:
+        rank = "" if self.ndim is None else self.ndim
+        return f"{'float' if self.floating else 'int'} array{rank}"
 
-    def rule_kind(self, prim, kinds: list, op: gast.expr) -> Kind | None:
-        kind = prim.rule.kind
-        if callable(kind):
-            return None if None in kinds else kind(kinds, prim.operands)
-        if kind == "join":
-            return broadcast(kinds)
-        if kind == "pow":
-            a, b = kinds
-            exponent = prim.operands[1]
-            int_exp = isinstance(exponent, gast.Constant) and isinstance(exponent.value, int) \
-                and exponent.value >= 0
-            if a in ("int", "bool") and int_exp:
-                return "int"
-            if None in kinds:
-                return None
-            if any(isinstance(k, ArrayKind) for k in kinds):
-                return broadcast([a, b, "float"])
-            return "float" if set(kinds) <= set(NUMERIC) else "unknown"
-        return kind
-
-    def stmts(self, stmts: list[gast.stmt]) -> bool:
-        changed = False
-        for s in stmts:
-            if isinstance(s, gast.Assign) and isinstance(s.targets[0], gast.Name):
-                name = s.targets[0].id
-                new = join(self.env.get(name), self.op(s.value))
-                if new != self.env.get(name):
-                    self.env[name], changed = new, True
-            elif isinstance(s, gast.For):
-                if self.env.get(s.target.id) not in ("int",):
-                    self.env[s.target.id] = join(self.env.get(s.target.id), "int")
-                    changed = True
-                changed |= self.stmts(s.body)
-            elif isinstance(s, gast.If | gast.While):
-                changed |= self.stmts(s.body)
-                changed |= self.stmts(getattr(s, "orelse", []))
-        return changed
+    def element(self) -> str:
+        return "float" if self.floating else "int"
 
 
-def infer_kinds(fdef: gast.FunctionDef, arg_kinds: dict[str, Kind],
-                callee_kind: CalleeKind) -> dict[str, Kind]:
-    """Kinds of all variables of the ANF function ``fdef`` given its arguments' kinds.
+Kind = str | tuple | ArrayKind
 
-    ``callee_kind(function, argument_kinds, call)`` gives the result kind of a call to
-    a Python function (the pipeline transforms the callee to find it).
+
+def indexed(base: ArrayKind, index: Any, kind_of: Any) -> Kind | None:
+    """The kind of ``base[index]``: integers drop a dimension, slices keep it.
+
+    ``index`` is a gast index; ``kind_of(atom)`` gives the kind of one of its atoms.
     """
-    state = _Kinds(dict(arg_kinds), callee_kind)
-    for _ in range(50):
-        if not state.stmts(fdef.body):
-            break
-    return state.env
+    parts = index.elts if isinstance(index, gast.Tuple) else [index]
+    if base.ndim is None:
+        return ArrayKind(None, base.floating)
+    ndim = base.ndim
+    for part in parts:
+        if isinstance(part, gast.Slice):
+            continue
+        if isinstance(part, gast.Constant) and part.value is None:
+            ndim += 1
+            continue
+        kind = kind_of(part)
+        if kind is None:
+            return None
+        if kind not in ("int", "bool"):
+            return "unknown"  # fancy indexing
+        ndim -= 1
+    return base.element() if ndim == 0 else ArrayKind(ndim, base.floating)
 
 
-def result_kind(fdef: gast.FunctionDef, kinds: dict[str, Kind]) -> Kind:
-    """The kind of what the function returns."""
-    ret = fdef.body[-1].value
-    if isinstance(ret, gast.Constant):
-        return kind_of_value(ret.value)
-    return kinds.get(ret.id, "unknown")
+def join(a: Kind | None, b: Kind | None) -> Kind | None:
+    """The least kind holding both ``a`` and ``b`` (``None`` is 'no value yet')."""
+    if a is None or a == b:
+        return b
+    if b is None:
+        return a
+    if isinstance(a, tuple) and isinstance(b, tuple) and len(a) == len(b):
+        return tuple(join(x, y) for x, y in zip(a, b, strict=True))
+    if isinstance(a, ArrayKind) or isinstance(b, ArrayKind):
+        return _join_arrays(a, b)
+    if {a, b} <= {"int", "bool"}:
+        return "int"
+    if {a, b} <= set(NUMERIC):
+        return "float"
+    return "unknown"
+
+
+def _join_arrays(a: Kind, b: Kind) -> Kind:
+    arrays = [k for k in (a, b) if isinstance(k, ArrayKind)]
+    others = [k for k in (a, b) if not isinstance(k, ArrayKind)]
+    if any(o not in NUMERIC for o in others):
+        return "unknown"
+    ndims = {k.ndim for k in arrays}
+    floating = any(k.floating for k in arrays) or "float" in others
+    return ArrayKind(ndims.pop() if len(ndims) == 1 else None, floating)
+
+
+def broadcast(kinds: list) -> Kind | None:
+    """The kind of an element-wise result: arrays broadcast to the largest rank."""
+    arrays = [k for k in kinds if isinstance(k, ArrayKind)]
+    if not arrays:
+        out = None
+        for k in kinds:
+            out = join(out, "int" if k == "bool" else k)
+        return out
+    if any(k is None for k in kinds):
+        return None
+    if any(not isinstance(k, ArrayKind) and k not in NUMERIC for k in kinds):
+        return "unknown"
+    ndims = [k.ndim for k in arrays]
+    floating = any(k.floating for k in arrays) or "float" in kinds
+    return ArrayKind(None if None in ndims else max(ndims), floating)
+
+
+def kind_of_value(value: Any) -> Kind:
+    """The kind of a Python value (an argument or a constant)."""
+    if isinstance(value, np.ndarray):
+        if value.dtype.kind not in "fiub":
+            return "unknown"
+        if value.ndim == 0:  # a 0-d array computes like a scalar
+            return "float" if value.dtype.kind == "f" else "int"
+        return ArrayKind(value.ndim, value.dtype.kind == "f")
+    if isinstance(value, bool | np.bool_):
+        return "bool"
+    if isinstance(value, int | np.integer):
+        return "int"
+    if isinstance(value, float | np.floating):
+        return "float"
+    if isinstance(value, str):
+        return "str"
+    if value is None:
+        return "none"
+    if isinstance(value, tuple):
+        return tuple(kind_of_value(v) for v in value)
+    return "unknown"
+
+
+_INT_MATH = {"factorial", "comb", "perm", "gcd", "lcm", "isqrt"}
+_MATH_VALUES = {id(getattr(math, name)) for name in dir(math) if callable(getattr(math, name))}
+
+
+def foreign_kind(fn: Any) -> Kind:
+    """The result kind of a callable without source (a C function's ``restype``)."""
+    if getattr(fn, "__module__", None) == "math" or id(fn) in _MATH_VALUES:
+        return "int" if getattr(fn, "__name__", "") in _INT_MATH else "float"
+    restype = getattr(fn, "restype", None)
+    if restype in (ctypes.c_double, ctypes.c_float, ctypes.c_longdouble):
+        return "float"
+    if restype in (ctypes.c_int, ctypes.c_long, ctypes.c_longlong, ctypes.c_short,
+                   ctypes.c_int64, ctypes.c_int32, ctypes.c_size_t):
+        return "int"
+    return "unknown"
+
+
+def carries_derivative(kind: Kind | None) -> bool:
+    """Whether a value of this kind can have a nonzero cotangent."""
+    if isinstance(kind, tuple):
+        return any(carries_derivative(k) for k in kind)
+    if isinstance(kind, ArrayKind):
+        return kind.floating
+    return kind in ("float", "unknown")

@@ -1,4 +1,4 @@
-"""s2s_ad.array_runtime: NumPy helpers that run in Python and inside Numba.
+"""s2s_ad.runtime: NumPy helpers that run in Python and inside Numba.
 
 Python results are checked against NumPy; VJPs by the dot-product identity
 <g, J v> = <J^T g, v> with J v from central differences of the forward; the
@@ -17,7 +17,7 @@ import numpy as np
 import pytest
 from numba import types
 
-from s2s_ad import array_runtime as ar
+from s2s_ad import runtime as ar
 
 # NumPy warns on the mean of an empty axis (NaN), which these tests exercise on purpose.
 pytestmark = [pytest.mark.filterwarnings("ignore:Mean of empty slice:RuntimeWarning"),

@@ -37,7 +37,7 @@ from rule_table_cases import TABLE, Case, cases, numba_cases
 
 import s2s_ad as ad
 from s2s_ad import runtime
-from s2s_ad.jit import cache_dir
+from s2s_ad.compiler.jit import cache_dir
 from s2s_ad.rules import all_rules, lookup
 
 FD_RTOL = 1e-5

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import builtins
 
-from ..lattice import ArrayKind
+from ..kinds import ArrayKind
 from .registry import Rule, register
 
 register(builtins.abs, Rule("abs", ("x",), {"x": "g * rt.sign(x)"}, kind="join",

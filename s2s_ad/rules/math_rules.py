@@ -9,7 +9,7 @@ import math
 
 import gast
 
-from ..lattice import ArrayKind, broadcast
+from ..kinds import ArrayKind, broadcast
 from .registry import Rule, register, register_binop, register_unaryop
 
 

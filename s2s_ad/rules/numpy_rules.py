@@ -1,6 +1,6 @@
 """Derivative rules of NumPy, as a table (notation as in math_rules).
 
-``ar`` in a template is :mod:`s2s_ad.array_runtime` (helpers that also compile
+``rt`` in a template is :mod:`s2s_ad.runtime` (helpers that also compile
 with Numba).  Element-wise rules broadcast: the reverse pass sums each
 cotangent back to its operand's shape.  Reductions pick their helpers from the
 constant ``axis`` and ``keepdims`` of the call.
@@ -12,7 +12,7 @@ import gast
 import numpy as np
 
 from .. import runtime
-from ..lattice import NUMERIC, ArrayKind, broadcast
+from ..kinds import NUMERIC, ArrayKind, broadcast
 from .registry import NOT_CONSTANT, Rule, register, register_binop
 
 
@@ -144,11 +144,11 @@ def _reduction(name: str, whole: str):
         if isinstance(axis, tuple):
             raise ValueError(f"np.{name}: a tuple of axes is not supported yet")
         if axis is None:
-            forward = f"ar.{name}_all_keepdims(x)" if keep else whole
-            return {"forward": forward, "adjoints": {"x": f"ar.{name}_vjp_all(g, x)"}}
+            forward = f"rt.{name}_all_keepdims(x)" if keep else whole
+            return {"forward": forward, "adjoints": {"x": f"rt.{name}_vjp_all(g, x)"}}
         suffix = "_keepdims" if keep else ""
-        return {"forward": f"ar.{name}_axis{suffix}(x, axis)",
-                "adjoints": {"x": f"ar.{name}_vjp_axis{suffix}(g, x, axis)"}}
+        return {"forward": f"rt.{name}_axis{suffix}(x, axis)",
+                "adjoints": {"x": f"rt.{name}_vjp_axis{suffix}(g, x, axis)"}}
 
     return variant
 
@@ -165,7 +165,7 @@ def _norm_variant(consts: dict, kinds: dict) -> dict:
         raise ValueError("np.linalg.norm: only the 2-norm (ord=None) is supported")
     if consts.get("axis") is None and consts.get("keepdims"):
         raise ValueError("np.linalg.norm: keepdims needs an axis")
-    return _reduction("norm", "ar.norm_all(x)")(consts, kinds)
+    return _reduction("norm", "rt.norm_all(x)")(consts, kinds)
 
 
 register(np.linalg.norm, Rule("np.linalg.norm", ("x", "ord", "axis", "keepdims"), {"x": "g"},
@@ -201,13 +201,13 @@ register(np.outer, Rule("np.outer", ("a", "b"), {"a": "np.dot(g, b)", "b": "np.d
 
 
 # ---- shapes ----------------------------------------------------------------------------
-register(np.reshape, Rule("np.reshape", ("x", "shape"), {"x": "ar.reshape_like(g, x)"},
-                          forward="ar.reshape(x, shape)", kind=_reshaped))
+register(np.reshape, Rule("np.reshape", ("x", "shape"), {"x": "rt.reshape_like(g, x)"},
+                          forward="rt.reshape(x, shape)", kind=_reshaped))
 register(np.transpose, Rule("np.transpose", ("x",), {"x": "np.transpose(g)"}, kind=_same),
          nargs=1)
 register(np.copy, Rule("np.copy", ("x",), {"x": "g"}, kind=_same))
-register(np.ravel, Rule("np.ravel", ("x",), {"x": "ar.reshape_like(g, x)"},
-                        forward="ar.reshape(x, (-1,))", kind=lambda k, o: ArrayKind(1)))
+register(np.ravel, Rule("np.ravel", ("x",), {"x": "rt.reshape_like(g, x)"},
+                        forward="rt.reshape(x, (-1,))", kind=lambda k, o: ArrayKind(1)))
 
 
 def _pieces(kinds: dict, piece: str) -> str:
@@ -218,7 +218,7 @@ def _pieces(kinds: dict, piece: str) -> str:
 
 
 def _concatenate_variant(consts: dict, kinds: dict) -> dict:
-    bounds = "ar.slice_axis(g, axis, {start}, {stop})"
+    bounds = "rt.slice_axis(g, axis, {start}, {stop})"
     n = len(kinds["seq"])
     sizes = [f"seq[{i}].shape[axis]" for i in range(n)]
     pieces = []
@@ -234,7 +234,7 @@ register(np.concatenate, Rule("np.concatenate", ("seq", "axis"), {"seq": "g"},
 register(np.stack, Rule("np.stack", ("seq", "axis"), {"seq": "g"}, defaults={"axis": 0},
                         kind=_stacked,
                         variant=lambda c, k: {"adjoints": {"seq": _pieces(
-                            k, "ar.index_axis(g, axis, {i})")}}))
+                            k, "rt.index_axis(g, axis, {i})")}}))
 
 
 # ---- linear algebra --------------------------------------------------------------------

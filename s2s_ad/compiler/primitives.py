@@ -14,9 +14,10 @@ from typing import Any
 
 import gast
 
-from ..ir import LocalFunction, get_anno
-from ..markers import CustomDerivative, custom_derivative, with_derivative, without_derivative
-from .registry import Rule, lookup, operator_rule
+from s2s_ad.compiler.ir import LocalFunction
+from s2s_ad.compiler.syntax.annotations import get_anno
+from s2s_ad.markers import CustomDerivative, custom_derivative, with_derivative, without_derivative
+from s2s_ad.rules import Rule, lookup, operator_rule
 
 
 @dataclass

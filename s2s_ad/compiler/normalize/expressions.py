@@ -18,10 +18,11 @@ from typing import Any
 import gast
 import numpy as np
 
-from . import runtime
-from .ir import LocalFunction, set_anno
-from .naming import op_word
-from .trees import const, load
+from s2s_ad import runtime
+from s2s_ad.compiler.ir import LocalFunction
+from s2s_ad.compiler.syntax.annotations import set_anno
+from s2s_ad.compiler.syntax.builders import const, load
+from s2s_ad.compiler.syntax.names import op_word
 
 _NUMBER = (numbers.Number, np.generic)
 

@@ -16,7 +16,7 @@ import linecache
 
 import gast
 
-from .ir import get_anno
+from s2s_ad.compiler.syntax.annotations import get_anno
 
 _MARK = "__s2s_comment_{}__"
 
@@ -27,7 +27,6 @@ import math
 
 import numpy as np
 
-from s2s_ad import array_runtime as ar
 from s2s_ad import runtime as rt
 '''
 

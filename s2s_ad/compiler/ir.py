@@ -1,7 +1,6 @@
-"""Shared data of the pipeline: parsed functions and node annotations.
+"""Shared data of the pipeline: parsed functions and lifted local functions.
 
-A leaf module: every stage imports it, it imports no stage.  Annotations are
-attributes on gast nodes, so a tree stays printable as Python at every stage.
+Every stage imports it; it imports no stage.
 """
 
 from __future__ import annotations
@@ -12,30 +11,7 @@ from typing import Any
 
 import gast
 
-from .errors import Location
-
-_PREFIX = "_s2s_"
-
-
-def set_anno(node: gast.AST, key: str, value: Any) -> None:
-    """Attach ``value`` to ``node`` under ``key``."""
-    setattr(node, _PREFIX + key, value)
-
-
-def get_anno(node: gast.AST, key: str, default: Any = None) -> Any:
-    """The annotation ``key`` of ``node``, or ``default``."""
-    return getattr(node, _PREFIX + key, default)
-
-
-def copy_annos(src: gast.AST, dst: gast.AST) -> gast.AST:
-    """Copy every annotation and the source position of ``src`` onto ``dst``."""
-    for name, value in vars(src).items():
-        if name.startswith(_PREFIX):
-            setattr(dst, name, value)
-    for pos in ("lineno", "col_offset", "end_lineno", "end_col_offset"):
-        if hasattr(src, pos):
-            setattr(dst, pos, getattr(src, pos))
-    return dst
+from s2s_ad.errors import Location
 
 
 @dataclass(eq=False)

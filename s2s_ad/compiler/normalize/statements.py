@@ -23,13 +23,14 @@ from typing import Any
 
 import gast
 
-from .control import desugar_control
-from .errors import NonDifferentiableError
-from .ir import LocalFunction, ParsedFunction, copy_annos, get_anno, set_anno
-from .naming import Namer
-from .normalize_expr import ExpressionsMixin, _assigned_names, _word, is_atom
-from .parse import finish_parse, lambda_to_def
-from .trees import const, load, store
+from s2s_ad.compiler.ir import LocalFunction, ParsedFunction
+from s2s_ad.compiler.normalize.control import desugar_control
+from s2s_ad.compiler.normalize.expressions import ExpressionsMixin, _assigned_names, _word, is_atom
+from s2s_ad.compiler.parse import finish_parse, lambda_to_def
+from s2s_ad.compiler.syntax.annotations import copy_annos, get_anno, set_anno
+from s2s_ad.compiler.syntax.builders import const, load, store
+from s2s_ad.compiler.syntax.names import Namer
+from s2s_ad.errors import NonDifferentiableError
 
 
 @dataclass(eq=False)

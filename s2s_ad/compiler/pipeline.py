@@ -21,15 +21,16 @@ from typing import Any
 import gast
 import numpy as np
 
-from .activity import Activity, ZeroDerivative, analyze_activity, zero_derivatives
-from .emit import digest, function_source, module_source
-from .errors import NonDifferentiableError, ZeroDerivativeWarning
-from .ir import LocalFunction, ParsedFunction
-from .jit import GeneratedModule, write_module
-from .kinds import Kind, carries_derivative, infer_kinds, kind_of_value, result_kind
-from .normalize import NormalFunction, normalize
-from .parse import parse_function
-from .reverse import Generated, reverse
+from s2s_ad.compiler.activity import Activity, ZeroDerivative, analyze_activity, zero_derivatives
+from s2s_ad.compiler.emit import digest, function_source, module_source
+from s2s_ad.compiler.infer_kinds import infer_kinds, result_kind
+from s2s_ad.compiler.ir import LocalFunction, ParsedFunction
+from s2s_ad.compiler.jit import GeneratedModule, write_module
+from s2s_ad.compiler.normalize import NormalFunction, normalize
+from s2s_ad.compiler.parse import parse_function
+from s2s_ad.compiler.reverse import Generated, reverse
+from s2s_ad.errors import NonDifferentiableError, ZeroDerivativeWarning
+from s2s_ad.kinds import Kind, carries_derivative, kind_of_value
 
 STAGES = ("parse", "anf", "forward", "pullback", "fused", "module")
 

@@ -112,3 +112,17 @@ def _as_float64_numba(a):
     if isinstance(a, types.Array) and a.dtype == types.float64:
         return lambda a: a
     return lambda a: a.astype(np.float64)
+
+__all__ = [
+    "accumulate",
+    "as_float64",
+    "astype_float",
+    "astype_int",
+    "cbrt",
+    "fmod",
+    "grow",
+    "log_or_zero",
+    "materialize",
+    "run_hook",
+    "sign",
+]

@@ -9,9 +9,9 @@ import copy
 
 import gast
 
-from .errors import NonDifferentiableError
-from .ir import set_anno
-from .lattice import ArrayKind, Kind
+from s2s_ad.compiler.syntax.annotations import set_anno
+from s2s_ad.errors import NonDifferentiableError
+from s2s_ad.kinds import ArrayKind, Kind
 
 
 def store(name: str) -> gast.Name:
@@ -129,3 +129,31 @@ def fold(node: gast.BinOp) -> gast.expr:
             and not isinstance(right.value, bool):
         return left
     return node
+
+
+def def_like(name: str, args: list[gast.Name], body: list[gast.stmt],
+             like: gast.AST) -> gast.FunctionDef:
+    """``def name(args): body`` at the source position of ``like``."""
+    for a in args:
+        a.ctx = gast.Param()
+    node = gast.FunctionDef(
+        name=name, args=gast.arguments(args=args, posonlyargs=[], vararg=None, kwonlyargs=[],
+                                       kw_defaults=[], kwarg=None, defaults=[]),
+        body=body, decorator_list=[], returns=None, type_comment=None, type_params=[])
+    return gast.copy_location(node, like)
+
+
+def loaded_names(node: gast.AST | list[gast.stmt]) -> set[str]:
+    """Every name ``node`` (a tree or a list of statements) reads."""
+    return _names(node, gast.Load)
+
+
+def stored_names(node: gast.AST | list[gast.stmt]) -> set[str]:
+    """Every name ``node`` (a tree or a list of statements) assigns."""
+    return _names(node, gast.Store)
+
+
+def _names(node: gast.AST | list[gast.stmt], ctx: type) -> set[str]:
+    roots = node if isinstance(node, list) else [node]
+    return {n.id for root in roots for n in gast.walk(root)
+            if isinstance(n, gast.Name) and isinstance(n.ctx, ctx)}

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 
 import gast
 
-from .naming import Namer
+from s2s_ad.compiler.syntax.names import Namer
 
 
 @dataclass

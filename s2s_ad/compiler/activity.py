@@ -16,8 +16,8 @@ from dataclasses import dataclass
 
 import gast
 
-from .kinds import Kind, carries_derivative
-from .rules.classify import classify
+from s2s_ad.compiler.primitives import classify
+from s2s_ad.kinds import Kind, carries_derivative
 
 
 @dataclass

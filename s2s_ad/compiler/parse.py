@@ -17,8 +17,8 @@ from typing import Any
 
 import gast
 
-from .errors import Location, NonDifferentiableError
-from .ir import ParsedFunction
+from s2s_ad.compiler.ir import ParsedFunction
+from s2s_ad.errors import Location, NonDifferentiableError
 
 _REFUSED: dict[type, tuple[str, str]] = {
     gast.Try: ("'try' statements are not differentiable",

@@ -21,7 +21,7 @@ import numba
 from numba.core import errors as numba_errors
 from numba.typed import List as NumbaList
 
-from .errors import JitError
+from s2s_ad.errors import JitError
 
 # what Numba raises when it cannot compile (an ImportError when SciPy, which its
 # linear algebra needs, is missing)

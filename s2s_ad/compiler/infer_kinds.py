@@ -1,0 +1,141 @@
+"""Stage 3, kinds: what sort of value every variable holds.
+
+Annotations only: returns a map from variable to kind and does not change the
+tree.  A kind is ``"float"``, ``"int"``, ``"bool"``, ``"str"``, ``"none"``,
+``"unknown"``, or a tuple of kinds for a tuple value.  The reverse pass uses
+kinds to type loop tapes (numbers go in preallocated NumPy arrays, anything
+else in typed lists) and to build zero cotangents of tuples.
+
+"""
+
+from __future__ import annotations
+
+import types
+from collections.abc import Callable
+from typing import Any
+
+import gast
+
+from s2s_ad.compiler.primitives import classify
+from s2s_ad.kinds import (  # noqa: F401  (re-exported for the stages)
+    NUMERIC,
+    ArrayKind,
+    Kind,
+    broadcast,
+    carries_derivative,
+    foreign_kind,
+    indexed,
+    join,
+    kind_of_value,
+)
+
+CalleeKind = Callable[[Any, list, gast.expr], Kind]
+
+
+class _Kinds:
+    def __init__(self, env: dict[str, Kind], callee_kind: CalleeKind):
+        self.env = env
+        self.callee_kind = callee_kind
+
+    def atom(self, node: gast.expr) -> Kind | None:
+        if isinstance(node, gast.Constant):
+            return kind_of_value(node.value)
+        if isinstance(node, gast.Name):
+            return self.env.get(node.id)
+        return "unknown"
+
+    def op(self, op: gast.expr) -> Kind | None:
+        prim = classify(op)
+        kinds = [self.atom(a) for a in prim.operands]
+        if prim.what == "copy":
+            return kinds[0]
+        if prim.what == "tuple":
+            return None if None in kinds else tuple(kinds)
+        if prim.what == "index":
+            base = kinds[0]
+            if isinstance(base, tuple):
+                return base[op.slice.value]
+            if isinstance(base, ArrayKind):
+                return indexed(base, op.slice, self.atom)
+            return None if base is None else "unknown"
+        if isinstance(op, gast.Compare):
+            return "bool"
+        if isinstance(op, gast.JoinedStr):
+            return "str"
+        if isinstance(op, gast.Constant):
+            return kind_of_value(op.value)
+        if prim.what in ("hook", "cut"):
+            return kinds[0]
+        if prim.what == "function":
+            return None if None in kinds else self.callee_kind(prim.callee, kinds, op)
+        if prim.what == "custom":
+            if None in kinds:
+                return None
+            if isinstance(prim.callee, types.FunctionType):
+                return self.callee_kind(prim.callee, kinds, op)
+            return foreign_kind(prim.callee)
+        if prim.what == "unknown":
+            return foreign_kind(prim.callee)
+        if prim.what == "rule":
+            return self.rule_kind(prim, kinds, op)
+        return "unknown"
+
+    def rule_kind(self, prim, kinds: list, op: gast.expr) -> Kind | None:
+        kind = prim.rule.kind
+        if callable(kind):
+            return None if None in kinds else kind(kinds, prim.operands)
+        if kind == "join":
+            return broadcast(kinds)
+        if kind == "pow":
+            a, b = kinds
+            exponent = prim.operands[1]
+            int_exp = isinstance(exponent, gast.Constant) and isinstance(exponent.value, int) \
+                and exponent.value >= 0
+            if a in ("int", "bool") and int_exp:
+                return "int"
+            if None in kinds:
+                return None
+            if any(isinstance(k, ArrayKind) for k in kinds):
+                return broadcast([a, b, "float"])
+            return "float" if set(kinds) <= set(NUMERIC) else "unknown"
+        return kind
+
+    def stmts(self, stmts: list[gast.stmt]) -> bool:
+        changed = False
+        for s in stmts:
+            if isinstance(s, gast.Assign) and isinstance(s.targets[0], gast.Name):
+                name = s.targets[0].id
+                new = join(self.env.get(name), self.op(s.value))
+                if new != self.env.get(name):
+                    self.env[name], changed = new, True
+            elif isinstance(s, gast.For):
+                if self.env.get(s.target.id) not in ("int",):
+                    self.env[s.target.id] = join(self.env.get(s.target.id), "int")
+                    changed = True
+                changed |= self.stmts(s.body)
+            elif isinstance(s, gast.If | gast.While):
+                changed |= self.stmts(s.body)
+                changed |= self.stmts(getattr(s, "orelse", []))
+        return changed
+
+
+def infer_kinds(fdef: gast.FunctionDef, arg_kinds: dict[str, Kind],
+                callee_kind: CalleeKind) -> dict[str, Kind]:
+    """Kinds of all variables of the ANF function ``fdef`` given its arguments' kinds.
+
+    ``callee_kind(function, argument_kinds, call)`` gives the result kind of a call to
+    a Python function (the pipeline transforms the callee to find it).
+    """
+    state = _Kinds(dict(arg_kinds), callee_kind)
+    for _ in range(50):
+        if not state.stmts(fdef.body):
+            break
+    return state.env
+
+
+def result_kind(fdef: gast.FunctionDef, kinds: dict[str, Kind]) -> Kind:
+    """The kind of what the function returns."""
+    ret = fdef.body[-1].value
+    if isinstance(ret, gast.Constant):
+        return kind_of_value(ret.value)
+    return kinds.get(ret.id, "unknown")

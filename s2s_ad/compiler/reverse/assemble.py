@@ -1,0 +1,159 @@
+"""Stage 5, reverse: ANF -> primal, forward, pullback and fused value-and-gradient.
+
+Guarantees about the four ``FunctionDef`` trees it returns:
+
+* ``forward(params) -> (value, residuals)`` runs the original statements once,
+  plus saves: a value the pullback needs is read by name when it is assigned
+  once at the top level, copied to a residual variable when saved at the top
+  level, and pushed onto a tape when saved inside a loop or branch;
+* numeric tapes are NumPy arrays indexed by the loop's position counter,
+  preallocated to the trip count for a top-level ``for ... in range`` loop and
+  doubled on demand otherwise; other values go on typed lists used as stacks;
+* branch decisions and per-entry loop trip counts are saved the same way, so
+  ``pullback(residuals, d_value) -> d_params`` replays the control flow in
+  reverse without re-running any original statement (no side effect repeats);
+* only active variables (see :mod:`s2s_ad.activity`) get adjoint code;
+* every generated statement keeps the ``line`` annotation of its source line.
+"""
+
+from __future__ import annotations
+
+import copy
+from dataclasses import dataclass
+from typing import Any
+
+import gast
+
+from s2s_ad.compiler.activity import Activity
+from s2s_ad.compiler.normalize import NormalFunction
+from s2s_ad.compiler.reverse import calls, control
+from s2s_ad.compiler.reverse.context import CalleeLink, Context, Linker, Where
+from s2s_ad.compiler.syntax.annotations import get_anno
+from s2s_ad.compiler.syntax.builders import (
+    assign,
+    call,
+    comment,
+    const,
+    function_def,
+    load,
+    store,
+    tuple_of,
+    zero,
+)
+from s2s_ad.errors import NonDifferentiableError
+from s2s_ad.kinds import ArrayKind, Kind, carries_derivative
+
+
+@dataclass
+class Generated:
+    """The output of :func:`reverse`: four functions and what they need injected."""
+
+    primal: gast.FunctionDef
+    forward: gast.FunctionDef
+    pullback: gast.FunctionDef
+    fused: gast.FunctionDef
+    links: list[CalleeLink]
+    externals: dict[str, Any]
+    residuals: list[str]
+    residual_kinds: list[Kind]
+    tapes: dict[str, str]  # tape name -> "preallocated" | "growable" | "list"
+
+
+def reverse(norm: NormalFunction, kinds: dict[str, Kind], activity: Activity,
+            wrt: list[str], float_dtype: str, linker: Linker) -> Generated:
+    """Build the primal, forward, pullback and fused functions of ``norm``.
+
+    ``linker(callee, argument_kinds, primal_only)`` returns the transform of a
+    called Python function (with ``name`` and ``wrt_positions``; differentiating
+    nothing when ``primal_only``); the pipeline provides it.
+    """
+    for p in wrt:
+        if not carries_derivative(kinds.get(p)):
+            raise NonDifferentiableError(f"parameter '{p}' cannot be differentiated: its "
+                                         f"value is of kind {kinds.get(p)!r}")
+    return run(Context(norm, dict(kinds), activity, wrt, float_dtype, linker))
+
+
+def run(cx: Context) -> Generated:
+    norm = cx.norm
+    fdef = norm.node
+    *body, ret = fdef.body
+    result = ret.value
+    fwd_body, rev_body = control.block(cx, body, Where())
+    cx.line = get_anno(ret, "line", cx.line)
+    primal_body = [_primal(cx, s) for s in body] + [ret]
+    seed_name = cx.namer.fresh("d_value")
+    result_kind = cx.kind(result)
+    seed: list[gast.stmt] = []
+    if cx.active(result):
+        seed = cx.accumulate(result.id, result_kind, load(seed_name))
+    inits = [comment("cotangents start at zero")] + [
+        assign(cx.adj(v), zero(cx.kinds.get(v))) for v in list(cx.adjoints)]
+    if seed:
+        seed = [comment("the cotangent of the result seeds the pullback")] + seed
+    grads = tuple_of([gradient_of(cx, p) for p in cx.wrt])
+    residual_tuple = tuple_of([load(r) for r in cx.residuals])
+    name = fdef.name
+    value_name = cx.namer.fresh("value")
+    forward = function_def(f"{name}_forward", norm.params, cx.fwd_init + fwd_body + [
+        gast.Return(value=tuple_of([result, residual_tuple]))])
+    residuals_arg = cx.namer.fresh("residuals")
+    unpack = [gast.Assign(targets=[gast.Tuple(elts=[store(r) for r in cx.residuals],
+                                              ctx=gast.Store())],
+                          value=load(residuals_arg), type_comment=None)] \
+        if cx.residuals else []
+    reverse_part = cx.cursors + inits + seed + rev_body
+    snapshot, put_back = keep_written(cx)
+    pullback = function_def(f"{name}_pullback", [residuals_arg, seed_name],
+                            unpack + snapshot + reverse_part + put_back +
+                            [gast.Return(value=grads)])
+    fused = function_def(f"{name}_value_and_grad", norm.params, cx.fwd_init + fwd_body + [
+        assign(value_name, result), assign(seed_name, const(1.0))] + reverse_part + [
+        gast.Return(value=tuple_of([load(value_name), grads]))])
+    primal = function_def(name, norm.params, primal_body)
+    return Generated(primal=primal, forward=forward, pullback=pullback, fused=fused,
+                     links=list(cx.links.values()), externals=cx.externals,
+                     residuals=cx.residuals,
+                     residual_kinds=cx.residual_kinds, tapes=cx.tapes)
+
+
+def keep_written(cx: Context) -> tuple[list[gast.stmt], list[gast.stmt]]:
+    """The pullback restores overwritten items in place; it snapshots each written
+    array first and puts it back at the end, so it can run again."""
+    snapshot, put_back = [], []
+    for name in cx.written:
+        final = cx.namer.fresh(f"{name}_final")
+        snapshot.append(assign(final, call("np.copy", load(name))))
+        everything = gast.Slice(lower=None, upper=None, step=None)
+        put_back.append(gast.Assign(targets=[gast.Subscript(value=load(name), slice=everything,
+                                                            ctx=gast.Store())],
+                                    value=load(final), type_comment=None))
+    return snapshot, put_back
+
+
+def gradient_of(cx: Context, param: str) -> gast.expr:
+    """The pullback's output for a parameter (array cotangents as full arrays)."""
+    kind = cx.kinds.get(param, "float")
+    if not isinstance(kind, ArrayKind):
+        return load(cx.adjoints[param]) if param in cx.adjoints else zero(kind)
+    if param in cx.stable:
+        cx.residual(param, kind)
+        initial = param
+    else:
+        initial = cx.namer.fresh(f"{param}_initial")
+        cx.fwd_init.insert(0, assign(initial, load(param)))
+        cx.residual(initial, kind)
+    return call("rt.materialize", load(cx.adj(param)) if param in cx.adjoints
+                 else zero(kind), load(initial))
+
+
+def _primal(cx: Context, s: gast.stmt) -> gast.stmt:
+    if isinstance(s, gast.Assign | gast.Expr):
+        return calls.primal_stmt(cx, s)
+    if isinstance(s, gast.If | gast.For | gast.While):
+        node = copy.copy(s)
+        node.body = [_primal(cx, b) for b in s.body]
+        if hasattr(s, "orelse"):
+            node.orelse = [_primal(cx, b) for b in s.orelse]
+        return node
+    return s

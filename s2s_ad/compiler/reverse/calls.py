@@ -1,0 +1,193 @@
+"""Stage 5 (reverse), part: calls.
+
+Python functions (through their transforms), registered ``@derivative``s
+(split or black-box), ``with_derivative`` hooks, and the primal form of every
+call in generated code (canonical rule names, injected objects).
+"""
+
+from __future__ import annotations
+
+import builtins
+import copy
+import types
+from typing import Any
+
+import gast
+
+from s2s_ad.compiler.custom import split_of
+from s2s_ad.compiler.primitives import Primitive, classify
+from s2s_ad.compiler.reverse import saving
+from s2s_ad.compiler.reverse.context import CalleeLink, Context, Where
+from s2s_ad.compiler.syntax.annotations import set_anno
+from s2s_ad.compiler.syntax.builders import assign, call, load, store, subscript_of, substitute
+from s2s_ad.errors import NonDifferentiableError
+from s2s_ad.rules.registry import Rule
+
+
+def _is_library(fn: Any) -> bool:
+    module = getattr(fn, "__module__", None) or ""
+    return module.split(".")[0] in ("numpy", "scipy", "math", "builtins")
+
+
+def specialized(cx: Context, prim: Primitive, where: gast.AST) -> Rule:
+    unknown = [k.arg for k in getattr(where, "keywords", []) if k.arg not in prim.rule.params]
+    if unknown:
+        raise NonDifferentiableError(
+            f"{prim.rule.emit}: the keyword '{unknown[0]}' is not supported",
+            cx.norm.parsed.location(where), "leave it out, or compute it another way")
+    try:
+        return prim.rule.specialize(prim.operands, [cx.kind(a) for a in prim.operands])
+    except ValueError as exc:
+        raise NonDifferentiableError(str(exc), cx.norm.parsed.location(
+            where if hasattr(where, "lineno") else cx.norm.node)) from None
+
+
+def primal_stmt(cx: Context, s: gast.stmt) -> gast.stmt:
+    """``s`` computing the original value with names the generated module has:
+    rules by their canonical name, Python functions by their generated primal,
+    anything else through an injected name."""
+    value = s.value
+    if isinstance(value, gast.Lambda):
+        bind_globals(cx, value)
+    if not isinstance(value, gast.Call):
+        return s
+    new = copy.copy(s)
+    new.value = primal_value(cx, value)
+    return new
+
+
+def primal_value(cx: Context, value: gast.Call) -> gast.expr:
+    prim = classify(value)
+    args = list(value.args)
+    if prim.what in ("hook", "cut"):
+        return prim.operands[0]
+    if prim.what == "rule":
+        template = specialized(cx, prim, value).forward_template()
+        if template is not None:
+            return substitute(template, dict(zip(prim.rule.params, prim.operands,
+                                                  strict=False)))
+        return gast.Call(func=gast.parse(prim.rule.emit, mode="eval").body, args=args,
+                         keywords=value.keywords)
+    if prim.what == "function" or (prim.what == "custom" and isinstance(
+            prim.callee, types.FunctionType)):
+        return gast.Call(func=load(link_callee(cx, prim, primal_only=True).primal), args=args,
+                         keywords=[])
+    name = cx.external(prim.callee)
+    return gast.Call(func=load(name), args=args, keywords=value.keywords)
+
+
+def bind_globals(cx: Context, node: gast.AST) -> None:
+    """Bind the module-level names that Python code kept as written reads."""
+    namespace = cx.norm.parsed.namespace
+    for n in gast.walk(node):
+        if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load) and \
+                n.id not in cx.norm.locals and n.id in namespace and \
+                n.id not in dir(builtins):
+            cx.externals.setdefault(n.id, namespace[n.id])
+
+
+def link_callee(cx: Context, prim: Primitive, callee: Any = None, kinds: list | None = None,
+         primal_only: bool = False) -> CalleeLink:
+    kinds = kinds if kinds is not None else [cx.kind(a) for a in prim.operands]
+    transform = cx.linker(callee if callee is not None else prim.callee, kinds,
+                            primal_only)
+    key = id(transform)
+    if key not in cx.links:
+        base = transform.name
+        cx.links[key] = CalleeLink(
+            transform=transform, primal=cx.namer.fresh(base),
+            forward=cx.namer.fresh(f"{base}_forward"),
+            pullback=cx.namer.fresh(f"{base}_pullback"),
+            wrt_positions=transform.wrt_positions)
+    return cx.links[key]
+
+
+def call_function(cx: Context, s: gast.Assign, target: str, prim: Primitive, where: Where):
+    link = link_callee(cx, prim)
+    res = cx.namer.fresh(f"{link.primal}_residuals")
+    cx.kinds[res] = "unknown"
+    call = gast.Call(func=load(link.forward), args=list(prim.operands), keywords=[])
+    fwd_call = gast.Assign(targets=[gast.Tuple(elts=[store(target), store(res)],
+                                               ctx=gast.Store())],
+                           value=call, type_comment=None)
+    set_anno(fwd_call, "line", cx.line)
+    f, p, res_expr = saving.save_residuals(cx, res, link, where)
+    head, g = cx.grad_source(target, prim)
+    grads = cx.namer.fresh(f"{link.primal}_grads")
+    rev = [cx.header()] + p + head + [
+        assign(grads, gast.Call(func=load(link.pullback), args=[res_expr, g], keywords=[]),
+                cx.line)]
+    for out_index, pos in enumerate(link.wrt_positions):
+        atom = prim.operands[pos]
+        if cx.active(atom):
+            part = subscript_of(load(grads), out_index)
+            rev += cx.accumulate(atom.id, cx.kind(atom), part)
+    return [fwd_call] + f, rev + cx.reset(target, prim)
+
+
+def call_hook(cx: Context, s: gast.Assign, target: str, prim: Primitive, where: Where):
+    """``v = with_derivative(x, hook)``: the pullback runs the hook on ``d_v``."""
+    x, hook = prim.operands
+    f, p, hook_expr = saving.save(cx, hook, where)
+    head, g = cx.grad_source(target, prim)
+    cotangent = g if head else load(cx.adj(target))
+    rev = [cx.header()] + p + head + [
+        assign(cotangent.id, call("rt.run_hook", hook_expr, cotangent), cx.line)]
+    if cx.active(x):
+        rev += cx.accumulate(x.id, cx.kind(x), cotangent)
+    return f + [primal_stmt(cx, s)], rev + cx.reset(target, prim)
+
+
+def call_custom(cx: Context, s: gast.Assign, target: str, prim: Primitive, where: Where):
+    """A call of a function with a registered derivative (Swift's form)."""
+    custom = prim.custom
+    split = split_of(custom)
+    res = cx.namer.fresh(f"{target}_pullback" if split is None
+                           else f"{target}_residuals")
+    cx.kinds[res] = "unknown"
+    if split is not None:
+        fwd_part, pb_part = split
+        fwd_link = link_callee(cx, prim, fwd_part, primal_only=True)
+        func = load(fwd_link.primal)
+    else:
+        func = load(cx.external(custom.derivative))
+    call = gast.Call(func=func, args=list(prim.operands), keywords=[])
+    fwd_call = gast.Assign(targets=[gast.Tuple(elts=[store(target), store(res)],
+                                               ctx=gast.Store())],
+                           value=call, type_comment=None)
+    set_anno(fwd_call, "line", cx.line)
+    if split is not None:
+        res_kind = fwd_link.transform.result_kind
+        if isinstance(res_kind, tuple):
+            cx.kinds[res] = res_kind[1]
+        f, p, res_expr = saving.save(cx, load(res), where)
+        pb_link = link_callee(cx, prim, pb_part, [cx.kinds[res], cx.kinds.get(target)],
+                            primal_only=True)
+        pullback_fn = load(pb_link.primal)
+        args = [res_expr]
+    else:
+        f, p, res_expr = saving.save(cx, load(res), where)
+        pullback_fn, args = res_expr, []
+    head, g = cx.grad_source(target, prim)
+    grads = cx.namer.fresh(f"{target}_cotangents")
+    rev = [cx.header()] + p + head + [
+        assign(grads, gast.Call(func=pullback_fn, args=args + [g], keywords=[]),
+                cx.line)]
+    positions = custom.positions(len(prim.operands))
+    for k, pos in enumerate(positions):
+        atom = prim.operands[pos]
+        if cx.active(atom):
+            part = load(grads) if len(positions) == 1 else subscript_of(load(grads), k)
+            rev += cx.accumulate(atom.id, cx.kind(atom), part)
+    return [fwd_call] + f, rev + cx.reset(target, prim)
+
+
+def unknown_call(cx: Context, s: gast.stmt, prim: Primitive) -> NonDifferentiableError:
+    callee = prim.callee
+    name = getattr(callee, "__name__", repr(callee))
+    loc = cx.norm.parsed.location(s.value if hasattr(s.value, "lineno") else s)
+    return NonDifferentiableError(
+        f"'{name}' has no derivative rule" + ("" if _is_library(callee) else
+                                            " and no Python source to differentiate"), loc,
+        f"register one with @ad.derivative(of={name}), or mark the value with "
+        "ad.without_derivative(...)")

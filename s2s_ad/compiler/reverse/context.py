@@ -1,0 +1,211 @@
+"""What the reverse pass shares: one :class:`Context` per generated function family,
+passed down to every part (saving, arrays, calls, statements, control, assemble).
+
+The context holds the state the parts build together (cotangent names,
+residuals, tapes, callee links, injected objects) and the small operations on
+that state alone (``d_x`` names, ``d_x += v``, residual registration).
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import gast
+
+from s2s_ad.compiler.activity import Activity
+from s2s_ad.compiler.normalize import NormalFunction
+from s2s_ad.compiler.primitives import Primitive
+from s2s_ad.compiler.syntax.annotations import set_anno
+from s2s_ad.compiler.syntax.builders import (
+    add,
+    assign,
+    aug,
+    comment,
+    load,
+    subscript_of,
+    tuple_of,
+    zero,
+)
+from s2s_ad.compiler.syntax.names import Namer
+from s2s_ad.kinds import ArrayKind, Kind, kind_of_value
+
+Linker = Callable[[Any, list, bool], Any]
+
+
+@dataclass
+class CalleeLink:
+    """A call from generated code to another transformed function."""
+
+    transform: Any
+    primal: str
+    forward: str
+    pullback: str
+    wrt_positions: list[int]
+
+
+@dataclass
+class Loop:
+    """A loop being reversed: its trip counter, tape position and tapes."""
+
+    counter: str
+    position: str | None = None
+    trip: str | None = None  # name of the trip count when the tapes are preallocated
+    tapes: list[tuple[str, str]] = field(default_factory=list)  # (tape, dtype)
+
+
+@dataclass
+class Prealloc:
+    """Tapes of ``range`` loops nested in a top-level ``range`` loop, with bounds that
+    do not change inside it, are preallocated before that outermost loop."""
+
+    assigned: set[str]  # names assigned anywhere inside the outermost loop
+    trips: list[str]  # trip counts of the enclosing preallocated loops
+    before: list[gast.stmt]  # statements to run before the outermost loop
+
+
+@dataclass
+class Where:
+    """Where a statement sits: in which loop, under a branch, in which preallocation."""
+
+    loop: Loop | None = None
+    conditional: bool = False
+    prealloc: Prealloc | None = None
+
+    @property
+    def top(self) -> bool:
+        return self.loop is None and not self.conditional
+
+
+@dataclass(eq=False)
+class Context:
+    """The state of reversing one function (see the module docstring)."""
+
+    norm: NormalFunction
+    kinds: dict[str, Kind]
+    activity: Activity
+    wrt: list[str]
+    float_dtype: str
+    linker: Linker
+    stable: set[str] = field(default_factory=set)  # read by name in the pullback
+    adjoints: dict[str, str] = field(default_factory=dict)
+    residuals: list[str] = field(default_factory=list)
+    residual_kinds: list[Kind] = field(default_factory=list)
+    fwd_init: list[gast.stmt] = field(default_factory=list)
+    cursors: list[gast.stmt] = field(default_factory=list)
+    tapes: dict[str, str] = field(default_factory=dict)
+    links: dict[int, CalleeLink] = field(default_factory=dict)
+    externals: dict[str, Any] = field(default_factory=dict)
+    written: list[str] = field(default_factory=list)  # arrays with item writes
+    line: int | None = None
+
+    def __post_init__(self) -> None:
+        self.externals = dict(self.norm.externals)
+        self.stable = stable_names(self.norm)
+
+    @property
+    def namer(self) -> Namer:
+        return self.norm.namer
+
+    # -- names and kinds --------------------------------------------------------------
+    def adj(self, name: str) -> str:
+        """The cotangent variable of ``name`` (``d_name``, renamed apart if taken)."""
+        if name not in self.adjoints:
+            self.adjoints[name] = self.namer.fresh(f"d_{name}")
+        return self.adjoints[name]
+
+    def active(self, atom: gast.expr) -> bool:
+        return isinstance(atom, gast.Name) and self.activity.active(atom.id)
+
+    def kind(self, atom: gast.expr) -> Kind:
+        if isinstance(atom, gast.Name):
+            return self.kinds.get(atom.id, "unknown")
+        return kind_of_value(atom.value)
+
+    def residual(self, name: str, kind: Kind = "unknown") -> None:
+        """Pass ``name`` from the forward function to the pullback."""
+        if name not in self.residuals:
+            self.residuals.append(name)
+            self.residual_kinds.append(kind)
+
+    def external(self, obj: Any) -> str:
+        """A name in the generated module bound to ``obj`` when it is loaded."""
+        for name, known in self.externals.items():
+            if known is obj:
+                return name
+        name = self.namer.fresh(getattr(obj, "__name__", "external"))
+        self.externals[name] = obj
+        return name
+
+    # -- adjoint accumulation -----------------------------------------------------------
+    def accumulate(self, name: str, kind: Kind, value: gast.expr) -> list[gast.stmt]:
+        """``d_name += value`` (element-wise for tuples)."""
+        target = self.adj(name)
+        if isinstance(kind, tuple):
+            elts = [add(k, subscript_of(load(target), i), subscript_of(value, i))
+                    for i, k in enumerate(kind)]
+            return [assign(target, tuple_of(elts), self.line)]
+        if isinstance(kind, ArrayKind):
+            return [assign(target, add(kind, load(target), value), self.line)]
+        return [aug(target, gast.Add(), value, self.line)]
+
+    def accumulate_at(self, name: str, kind: tuple, index: int,
+                      value: gast.expr) -> list[gast.stmt]:
+        """``d_name[index] += value`` for a tuple cotangent."""
+        target = self.adj(name)
+        elts = [subscript_of(load(target), i) for i in range(len(kind))]
+        elts[index] = add(kind[index], elts[index], value)
+        return [assign(target, tuple_of(elts), self.line)]
+
+    def grad_source(self, target: str, prim: Primitive) -> tuple[list, gast.expr]:
+        """Statements that take the cotangent of ``target`` and the expression for it."""
+        if any(isinstance(a, gast.Name) and a.id == target for a in prim.operands):
+            incoming = self.namer.fresh(f"{self.adj(target)}_in")
+            kind = self.kinds.get(target)
+            return [assign(incoming, load(self.adj(target)), self.line),
+                    assign(self.adj(target), zero(kind), self.line)], load(incoming)
+        return [], load(self.adj(target))
+
+    def reset(self, target: str, prim: Primitive) -> list[gast.stmt]:
+        """Zero ``d_target`` once its contributions are passed on (unless it is read by
+        name, or the operation reads ``target`` itself)."""
+        if target in self.stable or any(isinstance(a, gast.Name) and a.id == target
+                                        for a in prim.operands):
+            return []
+        return [assign(self.adj(target), zero(self.kinds.get(target)), self.line)]
+
+    def header(self) -> gast.Expr:
+        """The ``# adjoint of line N`` comment opening an adjoint block."""
+        node = comment(f"adjoint of line {self.line}")
+        set_anno(node, "line", self.line)
+        return node
+
+
+def _count_assignments(stmts: list[gast.stmt], top: bool, counts: Counter,
+                       nested: set[str]) -> None:
+    for s in stmts:
+        if isinstance(s, gast.Assign) and isinstance(s.targets[0], gast.Name):
+            name = s.targets[0].id
+            counts[name] += 1
+            if not top:
+                nested.add(name)
+        elif isinstance(s, gast.For):
+            counts[s.target.id] += 1
+            nested.add(s.target.id)
+            _count_assignments(s.body, False, counts, nested)
+        elif isinstance(s, gast.If | gast.While):
+            _count_assignments(s.body, False, counts, nested)
+            _count_assignments(getattr(s, "orelse", []), False, counts, nested)
+
+
+def stable_names(norm: NormalFunction) -> set[str]:
+    """Names the pullback may read by name: bound once, at the top level (parameters
+    never reassigned included)."""
+    counts: Counter = Counter()
+    nested: set[str] = set()
+    _count_assignments(norm.node.body, True, counts, nested)
+    params = set(norm.params)
+    return {p for p in params if counts[p] == 0} | {
+        n for n, c in counts.items() if c == 1 and n not in nested and n not in params}

@@ -1,0 +1,138 @@
+"""Stage 5 (reverse), part: blocks, branches and loops.
+
+Forward statements run in order; adjoint blocks are emitted in reverse.  Branch
+decisions and per-entry trip counts are saved like any value, so the pullback
+replays the control flow without re-running the original.  Loop tapes are
+preallocated to the trip count for top-level ``range`` loops (and ``range``
+loops nested in them whose bounds do not change), doubled on demand otherwise.
+"""
+
+from __future__ import annotations
+
+import copy
+
+import gast
+
+from s2s_ad.compiler.reverse import calls, saving, statements
+from s2s_ad.compiler.reverse.context import Context, Loop, Prealloc, Where
+from s2s_ad.compiler.syntax.annotations import get_anno, set_anno
+from s2s_ad.compiler.syntax.builders import assign, aug, call, const, load, store
+
+
+def _product(names: list[str]) -> gast.expr:
+    expr: gast.expr = load(names[0])
+    for name in names[1:]:
+        expr = gast.BinOp(left=expr, op=gast.Mult(), right=load(name))
+    return expr
+
+
+def block(cx: Context, stmts: list[gast.stmt], where: Where) -> tuple[list, list]:
+    fwd: list[gast.stmt] = []
+    rev: list[gast.stmt] = []
+    for s in stmts:
+        cx.line = get_anno(s, "line", cx.line)
+        f, r = statement(cx, s, where)
+        fwd.extend(f)
+        rev[:0] = r
+    return fwd, rev
+
+
+def statement(cx: Context, s: gast.stmt, where: Where) -> tuple[list, list]:
+    if isinstance(s, gast.Assign):
+        return statements.assign_stmt(cx, s, where)
+    if isinstance(s, gast.If):
+        return if_(cx, s, where)
+    if isinstance(s, gast.For | gast.While):
+        return loop(cx, s, where)
+    if isinstance(s, gast.Expr) and isinstance(s.value, gast.Call):
+        return [calls.primal_stmt(cx, s)], []
+    if isinstance(s, gast.FunctionDef):
+        calls.bind_globals(cx, s)
+    return [s], []
+
+
+def if_(cx: Context, s: gast.If, where: Where) -> tuple[list, list]:
+    inner = Where(loop=where.loop, conditional=True)
+    body_f, body_r = block(cx, s.body, inner)
+    else_f, else_r = block(cx, s.orelse, inner)
+    node = gast.If(test=s.test, body=body_f or [gast.Pass()], orelse=else_f)
+    set_anno(node, "line", get_anno(s, "line"))
+    if not body_r and not else_r:
+        return [node], []
+    cx.line = get_anno(s, "line", cx.line)
+    f, p, cond = saving.save(cx, s.test, where)
+    rev_if = gast.If(test=cond, body=body_r or [gast.Pass()], orelse=else_r)
+    return [node] + f, p + [rev_if]
+
+
+def loop(cx: Context, s: gast.For | gast.While, where: Where) -> tuple[list, list]:
+    line = get_anno(s, "line", cx.line)
+    info = Loop(counter=cx.namer.fresh("n_iter"))
+    plan = preallocation(cx, s, where, info)
+    inner = Where(loop=info, conditional=where.conditional, prealloc=plan)
+    info.position = cx.namer.fresh("position")
+    body_f, body_r = block(cx, s.body, inner)
+    cx.line = line
+    if not body_r:
+        node = copy.copy(s)
+        node.body = body_f
+        return [node], []
+    pre: list[gast.stmt] = []
+    head: list[gast.stmt] = [aug(info.counter, gast.Add(), const(1), line)]
+    if plan is not None and where.top:
+        pre += [assign(info.trip, call("len", s.iter), line)] + plan.before
+    if info.tapes:
+        cx.residual(info.position, "int")
+        cx.fwd_init.append(assign(info.position, const(-1)))
+        head.append(aug(info.position, gast.Add(), const(1), line))
+        allocations = plan.before if plan is not None and not where.top else pre
+        capacity = _product(plan.trips) if plan is not None else None
+        for tape, dtype in info.tapes:
+            if plan is not None:
+                cx.tapes[tape] = "preallocated"
+                allocations.append(assign(tape, call(
+                    "np.empty", capacity, gast.parse(dtype, mode="eval").body), line))
+            else:
+                cx.tapes[tape] = "growable"
+                cx.fwd_init.append(assign(tape, call(
+                    "np.empty", const(8), gast.parse(dtype, mode="eval").body)))
+                full = gast.Compare(left=load(info.position), ops=[gast.GtE()],
+                                    comparators=[gast.parse(f"{tape}.shape[0]",
+                                                            mode="eval").body])
+                head.append(gast.If(test=full, body=[assign(tape, call(
+                    "rt.grow", load(tape), load(info.position)), line)], orelse=[]))
+    cx.kinds[info.counter] = "int"
+    node = copy.copy(s)
+    node.body = head + body_f
+    set_anno(node, "line", line)
+    pre.append(assign(info.counter, const(0), line))
+    if where.top:
+        cx.stable.add(info.counter)
+    f, p, count = saving.save(cx, load(info.counter), where)
+    tail = [aug(info.position, gast.Sub(), const(1), line)] if info.tapes else []
+    rev_loop = gast.For(target=store("_"), iter=call("range", count), body=body_r + tail,
+                        orelse=[], type_comment=None)
+    set_anno(rev_loop, "line", line)
+    return pre + [node] + f, p + [rev_loop]
+
+
+def preallocation(cx: Context, s: gast.For | gast.While, where: Where,
+                  info: Loop) -> Prealloc | None:
+    """The preallocation plan of loop ``s``: top-level ``range`` loops, and ``range``
+    loops inside them whose bounds the outermost loop never changes."""
+    if not isinstance(s, gast.For):
+        return None
+    if where.top:
+        info.trip = cx.namer.fresh("trip_count")
+        assigned = {s.target.id} | {
+            n.id for b in s.body for n in gast.walk(b)
+            if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store)}
+        return Prealloc(assigned=assigned, trips=[info.trip], before=[])
+    outer = where.prealloc
+    if outer is None or any(isinstance(a, gast.Name) and a.id in outer.assigned
+                            for a in s.iter.args):
+        return None
+    info.trip = cx.namer.fresh("trip_count")
+    outer.before.append(assign(info.trip, call("len", s.iter), get_anno(s, "line")))
+    return Prealloc(assigned=outer.assigned, trips=outer.trips + [info.trip],
+                     before=outer.before)

@@ -1,0 +1,92 @@
+"""Stage 5 (reverse), part: saving values for the pullback.
+
+Top-level values become residual variables, values in loops and branches are
+pushed on tapes: arrays indexed by the loop position (preallocated or doubled),
+typed lists read back to front for everything else.
+"""
+
+from __future__ import annotations
+
+import gast
+
+from s2s_ad.compiler.reverse.context import CalleeLink, Context, Loop, Where
+from s2s_ad.compiler.syntax.annotations import set_anno
+from s2s_ad.compiler.syntax.builders import assign, aug, call, const, load, subscript_of, tuple_of
+from s2s_ad.kinds import NUMERIC, Kind
+
+_DTYPES = {"int": "np.int64", "bool": "np.bool_"}
+
+
+def save(cx: Context, atom: gast.expr, where: Where) -> tuple[list[gast.stmt], list[gast.stmt],
+                                                     gast.expr]:
+    """(forward statements, pullback statements, pullback expression) for a value."""
+    if not isinstance(atom, gast.Name):
+        return [], [], atom
+    name, kind = atom.id, cx.kind(atom)
+    if name in cx.stable:
+        cx.residual(name, kind)
+        return [], [], load(name)
+    numeric = kind in NUMERIC
+    if where.top or (where.loop is None and numeric):
+        copy_name = cx.namer.fresh(f"{name}_saved")
+        cx.residual(copy_name, kind)
+        if not where.top:
+            cx.fwd_init.append(assign(copy_name, _zero_value(cx, kind)))
+        return [assign(copy_name, load(name), cx.line)], [], load(copy_name)
+    if numeric:
+        return _push_array(cx, name, kind, where.loop)
+    return _push_list(cx, name)
+
+
+def _zero_value(cx: Context, kind: Kind) -> gast.expr:
+    return const({"int": 0, "bool": False}.get(kind, 0.0))
+
+
+def _push_array(cx: Context, name: str, kind: Kind, loop: Loop):
+    tape = cx.namer.fresh(f"{name}_tape")
+    dtype = _DTYPES.get(kind, cx.float_dtype)
+    loop.tapes.append((tape, dtype))
+    cx.residual(tape)
+    slot = subscript_of(load(tape), load(loop.position))
+    write = gast.Assign(targets=[gast.Subscript(value=load(tape), slice=load(loop.position),
+                                                ctx=gast.Store())],
+                        value=load(name), type_comment=None)
+    set_anno(write, "line", cx.line)
+    return [write], [], slot
+
+
+def _push_list(cx: Context, name: str):
+    """Push on a typed list; the pullback reads it back to front with a cursor,
+    leaving it intact so the pullback can run again."""
+    tape = cx.namer.fresh(f"{name}_stack")
+    cursor = cx.namer.fresh(f"{tape}_top")
+    cx.tapes[tape] = "list"
+    cx.residual(tape)
+    cx.fwd_init.append(assign(tape, call("List")))
+    cx.cursors.append(assign(cursor, call("len", load(tape))))
+    read = cx.namer.fresh(f"{name}_read")
+    push = gast.Expr(value=call(f"{tape}.append", load(name)))
+    set_anno(push, "line", cx.line)
+    pop = [aug(cursor, gast.Sub(), const(1), cx.line),
+           assign(read, subscript_of(load(tape), load(cursor)), cx.line)]
+    return [push], pop, load(read)
+
+
+def save_residuals(cx: Context, res: str, link: CalleeLink, where: Where):
+    """Save a callee's residual tuple; element by element when all are numbers,
+    so loops keep them in (preallocated) arrays rather than lists of tuples."""
+    kinds = link.transform.generated.residual_kinds
+    if where.top or not kinds or not all(k in NUMERIC for k in kinds):
+        return save(cx, load(res), where)
+    fwd: list[gast.stmt] = []
+    pops: list[gast.stmt] = []
+    reads: list[gast.expr] = []
+    for i, kind in enumerate(kinds):
+        part = cx.namer.fresh(f"{res}_{i}")
+        cx.kinds[part] = kind
+        fwd.append(assign(part, subscript_of(load(res), i), cx.line))
+        f, p, e = save(cx, load(part), where)
+        fwd += f
+        pops[:0] = p
+        reads.append(e)
+    return fwd, pops, tuple_of(reads)

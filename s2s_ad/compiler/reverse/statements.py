@@ -1,0 +1,84 @@
+"""Stage 5 (reverse), part: assignments.
+
+``y = <operation>`` becomes its forward statement (plus saves) and its adjoint
+block: rule templates substituted with saved values, cotangents of copies,
+tuples and tuple items, and dispatch to calls and array items.
+"""
+
+from __future__ import annotations
+
+import gast
+
+from s2s_ad.compiler.primitives import Primitive, classify
+from s2s_ad.compiler.reverse import arrays, calls, saving
+from s2s_ad.compiler.reverse.context import Context, Where
+from s2s_ad.compiler.syntax.annotations import get_anno
+from s2s_ad.compiler.syntax.builders import load, subscript_of, substitute
+from s2s_ad.kinds import ArrayKind
+
+
+def assign_stmt(cx: Context, s: gast.Assign, where: Where) -> tuple[list, list]:
+    if isinstance(s.targets[0], gast.Subscript):
+        return arrays.write_item(cx, s, where)
+    target = s.targets[0].id
+    if get_anno(s, "in_place") and isinstance(cx.kinds.get(target), ArrayKind):
+        arrays.check_in_place(cx, target, s)
+    prim = classify(s.value)
+    if not cx.activity.active(target):
+        return [calls.primal_stmt(cx, s)], []
+    if prim.what == "function":
+        return calls.call_function(cx, s, target, prim, where)
+    if prim.what == "custom":
+        return calls.call_custom(cx, s, target, prim, where)
+    if prim.what == "hook":
+        return calls.call_hook(cx, s, target, prim, where)
+    if prim.what == "unknown":
+        raise calls.unknown_call(cx, s, prim)
+    return apply_rule(cx, s, target, prim, where)
+
+
+def apply_rule(cx: Context, s: gast.Assign, target: str, prim: Primitive, where: Where):
+    if prim.what == "index" and isinstance(cx.kind(prim.operands[0]), ArrayKind):
+        return arrays.read_item(cx, s, target, prim, where)
+    if prim.what == "rule":
+        prim = Primitive("rule", prim.operands, calls.specialized(cx, prim, s.value),
+                         prim.callee)
+    before: list[gast.stmt] = []
+    after: list[gast.stmt] = []
+    pops: list[gast.stmt] = []
+    head, g = cx.grad_source(target, prim)
+    contributions: list[gast.stmt] = []
+    saved: dict[tuple, gast.expr] = {}
+
+    def value_of(tname: str) -> gast.expr:
+        atom = load(target) if tname == "z" else prim.operands[
+            prim.rule.params.index(tname)]
+        key = (tname == "z", atom.id if isinstance(atom, gast.Name) else tname)
+        if key not in saved:  # x * x saves x once
+            f, p, e = saving.save(cx, atom, where)
+            (after if tname == "z" else before).extend(f)
+            pops[:0] = p
+            saved[key] = e
+        return saved[key]
+
+    for pos, atom in prim.differentiable_operands():
+        if not cx.active(atom):
+            continue
+        if prim.what == "rule":
+            rule, param = prim.rule, prim.rule.params[pos]
+            names = {n: value_of(n) for n in rule.needs(param)}
+            names["g"] = g
+            value = substitute(rule.template(param), names)
+            value = arrays.broadcast_back(cx, rule, target, atom, param, value, value_of)
+            contributions += cx.accumulate(atom.id, cx.kind(atom), value)
+        elif prim.what == "copy":
+            contributions += cx.accumulate(atom.id, cx.kind(atom), g)
+        elif prim.what == "tuple":
+            contributions += cx.accumulate(atom.id, cx.kind(atom), subscript_of(g, pos))
+        elif prim.what == "index":
+            contributions += cx.accumulate_at(atom.id, cx.kind(atom),
+                                                s.value.slice.value, g)
+    fwd = before + [calls.primal_stmt(cx, s)] + after
+    contributions = arrays.guard(cx, target, g, contributions)
+    rev = [cx.header()] + pops + head + contributions + cx.reset(target, prim)
+    return fwd, rev
