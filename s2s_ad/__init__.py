@@ -10,20 +10,16 @@
 """
 
 from .api import (
-    Diagnostic,
     DifferentiableFunction,
-    Explanation,
     deferred_errors,
-    diagnose,
     differentiable,
-    explain,
     gradient,
     pullback,
-    source,
     value_and_gradient,
     value_with_pullback,
 )
 from .errors import ArgumentError, JitError, NonDifferentiableError, ZeroDerivativeWarning
+from .introspect import Diagnostic, Explanation, diagnose, explain, source
 from .markers import derivative, with_derivative, without_derivative
 
 __all__ = [

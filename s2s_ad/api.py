@@ -1,5 +1,4 @@
-"""The public transforms: differentiable, gradient, value_and_gradient, pullbacks,
-source and explain.
+"""The public transforms: differentiable, gradient, value_and_gradient and pullbacks.
 
 >>> import math
 >>> import s2s_ad as ad
@@ -14,14 +13,14 @@ from __future__ import annotations
 import contextlib
 import functools
 from collections.abc import Callable, Iterable, Iterator
-from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
 from .compiler.custom import calling_wrapper
 from .compiler.jit import signature_text
-from .compiler.pipeline import Transform, parsed_function, stage_source, transform
+from .compiler.pipeline import Transform
+from .compiler.transforms import parsed_function, transform
 from .errors import ArgumentError, JitError, NonDifferentiableError
 from .kinds import kind_of_value
 from .markers import custom_derivative
@@ -62,30 +61,6 @@ def _cast_like(grad: Any, arg: Any) -> Any:
     if isinstance(arg, float):
         return float(grad)
     return grad
-
-
-@dataclass
-class Explanation:
-    """Which path runs a function's generated code, and why.
-
-    ``path`` is ``"numba"`` or ``"python"``; ``reason`` says why Numba was not
-    used, or which argument types it compiled for; ``entries`` has the same
-    per generated function.
-    """
-
-    function: str
-    path: str
-    reason: str
-    entries: dict[str, tuple[str, str]] = field(default_factory=dict)
-
-    def __str__(self) -> str:
-        if self.path == "numba":
-            lines = [f"{self.function}: runs with Numba ({self.reason})"]
-        else:
-            lines = [f"{self.function}: runs with Python because {self.reason}"]
-        for name, (path, reason) in self.entries.items():
-            lines.append(f"  {name}: {path}" + (f" ({reason})" if reason else ""))
-        return "\n".join(lines)
 
 
 class DifferentiableFunction:
@@ -226,57 +201,7 @@ def deferred_errors() -> Iterator[None]:
         _defer_errors = saved
 
 
-@dataclass(frozen=True)
-class Diagnostic:
-    """A located finding about a function: ``severity`` is "warning" or "error"."""
-
-    path: str
-    line: int
-    col: int
-    severity: str
-    message: str
-
-    def __str__(self) -> str:
-        return f"{self.path}:{self.line}:{self.col}: {self.severity}: {self.message}"
-
-
-def _example_args(df: DifferentiableFunction) -> tuple:
-    parsed = parsed_function(df.fn)
-    return tuple(parsed.defaults.get(p, 1.0) if parsed.defaults.get(p) is not None else 1.0
-                 for p in parsed.params)
-
-
-def diagnose(f: Callable, *args: Any) -> list[Diagnostic]:
-    """Zero-derivative warnings and refusals of ``f``, without running it.
-
-    Without example ``args`` every parameter is taken to be a float (or its
-    default value).  Returns an empty list for a clean function.
-
-    >>> diagnose(lambda x, y: x * 2.0)  # doctest: +SKIP
-    [Diagnostic(path='...', line=1, col=..., severity='warning', message="parameter 'y' ...")]
-    """
-    df = f if isinstance(f, DifferentiableFunction) else None
-    try:
-        df = df or DifferentiableFunction(f)
-        if df.error is not None:
-            raise df.error
-        example = args or _example_args(df)
-        t = transform(df.fn, [kind_of_value(a) for a in example],
-                      df.wrt_positions(example))
-    except NonDifferentiableError as exc:
-        loc = exc.location
-        if loc is None:
-            code = getattr(getattr(f, "fn", f), "__code__", None)
-            path = code.co_filename if code else "<unknown>"
-            return [Diagnostic(path, code.co_firstlineno if code else 0, 1, "error",
-                               exc.problem + (f"; {exc.hint}" if exc.hint else ""))]
-        return [Diagnostic(loc.filename, loc.lineno, loc.col, "error",
-                           exc.problem + (f"; {exc.hint}" if exc.hint else ""))]
-    return [Diagnostic(t.parsed.filename, z.lineno, z.col, "warning", z.message)
-            for z in t.zero_derivatives]
-
-
-def _as_differentiable(f: Callable) -> DifferentiableFunction:
+def as_differentiable(f: Callable) -> DifferentiableFunction:
     if isinstance(f, DifferentiableFunction):
         return f
     if f not in _wrappers:
@@ -321,7 +246,7 @@ def value_and_gradient(f: Callable) -> Callable:
     >>> value_and_gradient(lambda x: x * x)(3.0)  # doctest: +SKIP
     (9.0, 6.0)
     """
-    df = _as_differentiable(f)
+    df = as_differentiable(f)
 
     def value_and_gradient_of(*args: Any) -> tuple[Any, Any]:
         t, fused = df.entry("fused", args)
@@ -353,7 +278,7 @@ def value_with_pullback(f: Callable, *args: Any) -> tuple[Any, Callable]:
     >>> pb(1.0)  # doctest: +SKIP
     6.0
     """
-    df = _as_differentiable(f)
+    df = as_differentiable(f)
     t, forward = df.entry("forward", args)
     value, residuals = forward(*args)
     compiled: list[Callable] = []
@@ -374,38 +299,3 @@ def pullback(f: Callable, *args: Any) -> Callable:
     return value_with_pullback(f, *args)[1]
 
 
-def _transform_for(f: Callable, args: tuple) -> tuple[DifferentiableFunction, Transform]:
-    df = _as_differentiable(f)
-    if args:
-        return df, df.prepare(args)
-    if df.last is None:
-        raise ValueError(f"{df.__name__} has not run yet: pass example arguments, "
-                         f"as in source({df.__name__}, 1.0)")
-    return df, df.last
-
-
-def source(f: Callable, *args: Any, stage: str = "module") -> str:
-    """The generated Python source of ``f`` (for example arguments ``args``).
-
-    ``stage`` picks one pipeline stage: parse, anf, forward, pullback, fused or
-    module (the default: the whole generated module).
-    """
-    _, t = _transform_for(f, args)
-    return stage_source(t, stage)
-
-
-def explain(f: Callable, *args: Any) -> Explanation:
-    """Which path (Numba or Python) runs ``f``'s gradient, and why.
-
-    With example ``args`` it compiles (without running) the fused
-    value-and-gradient function for them (the forward function when the
-    result is not a scalar); without, it reports the last run.
-    """
-    df, t = _transform_for(f, args)
-    scalar = t.result_kind in ("float", "int", "bool")
-    hot = (t.generated.fused if scalar else t.generated.forward).name
-    if args:
-        df.callable_for(t, hot, args)
-    entries = dict(df.status)
-    path, reason = entries.get(hot) or next(iter(entries.values()), ("python", "not run"))
-    return Explanation(function=t.name, path=path, reason=reason, entries=entries)

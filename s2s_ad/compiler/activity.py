@@ -8,6 +8,14 @@ is not changed.  The reverse pass emits adjoint code for active variables only.
 The analysis is flow-insensitive (one fact per variable name), so it may call a
 variable active that a flow-sensitive analysis would not; that costs some
 adjoint code, never a wrong derivative.
+
+>>> from s2s_ad.compiler.transforms import transform
+>>> def f(x, n):
+...     k = n * 2
+...     return x * k
+>>> a = transform(f, ["float", "int"], [0]).activity
+>>> sorted(a.varied), sorted(a.useful), a.active("k")
+(['result', 'x'], ['k', 'n', 'result', 'x'], False)
 """
 
 from __future__ import annotations
@@ -17,6 +25,7 @@ from dataclasses import dataclass
 import gast
 
 from s2s_ad.compiler.primitives import classify
+from s2s_ad.compiler.syntax.builders import loaded_names, store
 from s2s_ad.kinds import Kind, carries_derivative
 
 
@@ -97,8 +106,7 @@ def _all_names(op: gast.expr, through_cuts: bool = True) -> list[str]:
         return []
     if prim.operands:
         return [a.id for a in prim.operands if isinstance(a, gast.Name)]
-    return [n.id for n in gast.walk(op) if isinstance(n, gast.Name)
-            and isinstance(n.ctx, gast.Load)]
+    return loaded_names(op)
 
 
 _MODES = ("smooth", "uncut", "all")
@@ -127,8 +135,7 @@ class _Flow:
     def assign(self, state: Deps, s: gast.Assign) -> None:
         if isinstance(s.targets[0], gast.Subscript):
             name, op = item_write(s)
-            s = gast.Assign(targets=[gast.Name(id=name, ctx=gast.Store(), annotation=None,
-                                               type_comment=None)], value=op, type_comment=None)
+            s = gast.Assign(targets=[store(name)], value=op, type_comment=None)
         op = s.value
         smooth_names = set(_diff_names(op))
         new = {

@@ -74,9 +74,9 @@ def _split(fn: Callable) -> Split | None:
     pb_def = _pullback_def(pb, body[:-1])
     if pb_def is None:
         return None
-    own = {a.id for a in pb_def.args.args} | stored_names(pb_def.body)
-    local = {a.id for a in parsed.node.args.args} | stored_names(body[:-1])
-    free = sorted((loaded_names(pb_def) - own) & local)
+    own = {a.id for a in pb_def.args.args} | set(stored_names(pb_def.body))
+    local = {a.id for a in parsed.node.args.args} | set(stored_names(body[:-1]))
+    free = sorted((set(loaded_names(pb_def)) - own) & local)
     forward_body = [s for s in copy.deepcopy(body[:-1])
                     if not (isinstance(s, gast.FunctionDef) and s.name == pb_def.name)]
     residuals = gast.Tuple(elts=[load(v) for v in free], ctx=gast.Load())

@@ -6,6 +6,13 @@ tree.  A kind is ``"float"``, ``"int"``, ``"bool"``, ``"str"``, ``"none"``,
 kinds to type loop tapes (numbers go in preallocated NumPy arrays, anything
 else in typed lists) and to build zero cotangents of tuples.
 
+>>> from s2s_ad.compiler.transforms import transform
+>>> def f(x, n):
+...     k = n * 2
+...     return x * k
+>>> sorted(transform(f, ["float", "int"], [0]).kinds.items())
+[('k', 'int'), ('n', 'int'), ('result', 'float'), ('x', 'float')]
+
 """
 
 from __future__ import annotations

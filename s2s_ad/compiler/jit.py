@@ -5,6 +5,13 @@ under a name holding its content hash, so tracebacks and pdb show it and
 Numba's on-disk cache (``cache=True``) lets a second process skip the compile.
 The same file is loaded twice: once with Python callees for the Python path,
 once with Numba dispatchers for the compiled path.
+
+>>> import s2s_ad as ad
+>>> def f(x):
+...     return x * x
+>>> print(ad.explain(f, 3.0))
+f: runs with Numba (Numba compiled it for (float64))
+  f_value_and_grad: numba (Numba compiled it for (float64))
 """
 
 from __future__ import annotations

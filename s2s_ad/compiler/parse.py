@@ -5,6 +5,12 @@ turned into ``def <name>(...): return <body>``) with the positions of the
 user's file; every construct in it is one the later stages understand, or a
 :class:`NonDifferentiableError` was raised naming file, line and column; the
 ``namespace`` resolves closure cells, globals and builtins to their objects.
+
+>>> import s2s_ad as ad
+>>> scale = lambda x, y: x * y + 1.0
+>>> print(ad.source(scale, 1.0, 2.0, stage="parse"))
+def lambda_(x, y):
+    return x * y + 1.0
 """
 
 from __future__ import annotations

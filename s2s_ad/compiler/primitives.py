@@ -54,15 +54,21 @@ class Primitive:
         return []
 
 
-_LIBRARIES = ("numpy", "scipy", "numba")
+LIBRARY_MODULES = ("numpy", "scipy", "numba", "math", "builtins")
+
+
+def is_library(obj: Any) -> bool:
+    """Whether ``obj`` belongs to a library (called as is, never differentiated through
+    its source; differentiable only through a rule)."""
+    module = getattr(obj, "__module__", None) or ""
+    return module.split(".")[0] in LIBRARY_MODULES
 
 
 def _is_source_function(obj: Any) -> bool:
     """A function differentiated through its source: the user's, not a library's."""
     if isinstance(obj, LocalFunction):
         return True
-    module = getattr(obj, "__module__", None) or ""
-    return isinstance(obj, types.FunctionType) and module.split(".")[0] not in _LIBRARIES
+    return isinstance(obj, types.FunctionType) and not is_library(obj)
 
 
 def _bind(rule: Rule, call: gast.Call) -> list[gast.expr]:

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 
 import gast
 
+from s2s_ad.compiler.syntax.builders import assign, const, load
 from s2s_ad.compiler.syntax.names import Namer
 
 
@@ -61,14 +62,7 @@ def _can_fall_off(stmts: list[gast.stmt]) -> bool:
 
 
 def _set(name: str, value: bool | None, like: gast.AST) -> gast.Assign:
-    node = gast.Assign(targets=[gast.Name(id=name, ctx=gast.Store(), annotation=None,
-                                          type_comment=None)],
-                       value=gast.Constant(value=value, kind=None), type_comment=None)
-    return gast.copy_location(node, like)
-
-
-def _name(name: str) -> gast.Name:
-    return gast.Name(id=name, ctx=gast.Load(), annotation=None, type_comment=None)
+    return gast.copy_location(assign(name, const(value)), like)
 
 
 def _if(test: gast.expr, body: list[gast.stmt], like: gast.AST) -> gast.If:
@@ -76,7 +70,7 @@ def _if(test: gast.expr, body: list[gast.stmt], like: gast.AST) -> gast.If:
 
 
 def _not(name: str) -> gast.UnaryOp:
-    return gast.UnaryOp(op=gast.Not(), operand=_name(name))
+    return gast.UnaryOp(op=gast.Not(), operand=load(name))
 
 
 class _Desugar:
@@ -108,11 +102,8 @@ class _Desugar:
     def stmt(self, s: gast.stmt, loop: _LoopFlags | None) -> list[gast.stmt]:
         if isinstance(s, gast.Return) and self.returned is not None:
             value = s.value if s.value is not None else gast.Constant(value=None, kind=None)
-            assign = gast.copy_location(gast.Assign(
-                targets=[gast.Name(id=self.retval, ctx=gast.Store(), annotation=None,
-                                   type_comment=None)],
-                value=value, type_comment=None), s)
-            return [assign, _set(self.returned, True, s)] + self._leave(loop, s)
+            keep = gast.copy_location(assign(self.retval, value), s)
+            return [keep, _set(self.returned, True, s)] + self._leave(loop, s)
         if isinstance(s, gast.Break):
             return self._leave(loop, s)
         if isinstance(s, gast.Continue):
@@ -141,12 +132,12 @@ class _Desugar:
         flags = _LoopFlags(skip=self.namer.fresh("skip"), stop=stop)
         body = [_set(flags.skip, False, s)] + self.block(s.body, flags)
         if stop is not None:
-            body.append(_if(_name(stop), [gast.copy_location(gast.Break(), s)], s))
+            body.append(_if(load(stop), [gast.copy_location(gast.Break(), s)], s))
         s.body = body
         out: list[gast.stmt] = [_set(stop, False, s)] if stop is not None else []
         out.append(s)
         if has_return and outer is not None:
-            out.append(_if(_name(self.returned), self._leave(outer, s), s))
+            out.append(_if(load(self.returned), self._leave(outer, s), s))
         return out
 
 
@@ -162,5 +153,5 @@ def desugar_control(fdef: gast.FunctionDef, namer: Namer) -> None:
     if d.returned is not None:
         last = body[-1]
         new_body = ([_set(d.returned, False, fdef)] + new_body
-                    + [gast.copy_location(gast.Return(value=_name(d.retval)), last)])
+                    + [gast.copy_location(gast.Return(value=load(d.retval)), last)])
     fdef.body = new_body

@@ -21,7 +21,7 @@ import numpy as np
 from s2s_ad import runtime
 from s2s_ad.compiler.ir import LocalFunction
 from s2s_ad.compiler.syntax.annotations import set_anno
-from s2s_ad.compiler.syntax.builders import const, load
+from s2s_ad.compiler.syntax.builders import assigned_names, const, load
 from s2s_ad.compiler.syntax.names import op_word
 
 _NUMBER = (numbers.Number, np.generic)
@@ -36,7 +36,7 @@ ARRAY_METHODS = {"sum": np.sum, "mean": np.mean, "prod": np.prod, "max": np.max,
                  "ravel": np.ravel, "flatten": np.ravel, "clip": np.clip, "astype": None}
 
 
-def _word(atom: gast.expr) -> str:
+def atom_word(atom: gast.expr) -> str:
     if isinstance(atom, gast.Name):
         return atom.id
     if isinstance(atom, gast.Constant) and isinstance(atom.value, int | float):
@@ -46,7 +46,7 @@ def _word(atom: gast.expr) -> str:
 
 
 def _stem(a: gast.expr, word: str, b: gast.expr) -> str:
-    stem = f"{_word(a)}_{word}_{_word(b)}"
+    stem = f"{atom_word(a)}_{word}_{atom_word(b)}"
     return stem if len(stem) <= 16 else word
 
 
@@ -55,19 +55,9 @@ def is_atom(node: gast.AST) -> bool:
     return isinstance(node, gast.Name | gast.Constant)
 
 
-def _assigned_names(stmts: list[gast.stmt]) -> set[str]:
-    names: set[str] = set()
-    for s in stmts:
-        for node in gast.walk(s):
-            if isinstance(node, gast.Name) and isinstance(node.ctx, gast.Store):
-                names.add(node.id)
-            elif isinstance(node, gast.FunctionDef):
-                names.add(node.name)
-    return names
-
-
-class ExpressionsMixin:
-    """Expression methods of the normalizer (see :mod:`s2s_ad.normalize`)."""
+class ExpressionNormalizer:
+    """The expression half of the normalizer; the statement half
+    (:mod:`s2s_ad.compiler.normalize.statements`) extends it."""
 
     # -- names -----------------------------------------------------------------
     def resolve(self, node: gast.expr) -> Any:
@@ -124,7 +114,7 @@ class ExpressionsMixin:
         call = gast.Call(func=node, args=[self.atom(node.value)], keywords=[])
         set_anno(call, "callee", target)
         gast.copy_location(call, node)
-        stem = f"{_word(call.args[0])}_{'T' if node.attr == 'T' else node.attr}"
+        stem = f"{atom_word(call.args[0])}_{'T' if node.attr == 'T' else node.attr}"
         return self.temp(call, stem, node)
 
     # -- expressions -----------------------------------------------------------
@@ -167,7 +157,7 @@ class ExpressionsMixin:
         if isinstance(node, gast.UnaryOp):
             a = self.atom(node.operand)
             word = op_word(type(node.op).__name__)
-            return gast.UnaryOp(op=node.op, operand=a), f"{word}_{_word(a)}"
+            return gast.UnaryOp(op=node.op, operand=a), f"{word}_{atom_word(a)}"
         if isinstance(node, gast.Compare):
             return self.compare(node)
         if isinstance(node, gast.Call):
@@ -230,18 +220,18 @@ class ExpressionsMixin:
     def test(self, node: gast.expr, body: list[gast.stmt]) -> gast.Name:
         """A condition as a fresh name that ``body`` cannot reassign."""
         value = self.atom(node)
-        if isinstance(value, gast.Name) and value.id not in _assigned_names(body) and \
+        if isinstance(value, gast.Name) and value.id not in assigned_names(body) and \
                 value.id not in self.parsed.params and value.id not in self.locals:
             return value
-        return self.temp(value, f"cond_{_word(value)}", node)
+        return self.temp(value, f"cond_{atom_word(value)}", node)
 
     def subscript(self, node: gast.Subscript) -> tuple[gast.expr, str]:
         base = self.atom(node.value)
         index = self.index(node.slice)
         if isinstance(index, gast.Constant) and isinstance(index.value, int):
-            stem = f"{_word(base)}_{index.value}"
+            stem = f"{atom_word(base)}_{index.value}"
         else:
-            stem = f"{_word(base)}_item"
+            stem = f"{atom_word(base)}_item"
         return gast.Subscript(value=base, slice=index, ctx=gast.Load()), stem
 
     def index(self, node: gast.expr) -> gast.expr:
@@ -314,7 +304,7 @@ class ExpressionsMixin:
         call = gast.Call(func=func, args=args, keywords=keywords)
         set_anno(call, "callee", target)
         name = getattr(target, "__name__", "call")
-        stem = f"{name}_{_word(args[0])}" if len(args) == 1 else name
+        stem = f"{name}_{atom_word(args[0])}" if len(args) == 1 else name
         return call, stem
 
     def bind(self, node: gast.Call, target: Any) -> tuple[list[gast.expr], list[gast.keyword]]:

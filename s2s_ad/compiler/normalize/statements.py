@@ -25,10 +25,10 @@ import gast
 
 from s2s_ad.compiler.ir import LocalFunction, ParsedFunction
 from s2s_ad.compiler.normalize.control import desugar_control
-from s2s_ad.compiler.normalize.expressions import ExpressionsMixin, _assigned_names, _word, is_atom
+from s2s_ad.compiler.normalize.expressions import ExpressionNormalizer, atom_word, is_atom
 from s2s_ad.compiler.parse import finish_parse, lambda_to_def
 from s2s_ad.compiler.syntax.annotations import copy_annos, get_anno, set_anno
-from s2s_ad.compiler.syntax.builders import const, load, store
+from s2s_ad.compiler.syntax.builders import assigned_names, const, load, loaded_names, store
 from s2s_ad.compiler.syntax.names import Namer
 from s2s_ad.errors import NonDifferentiableError
 
@@ -54,17 +54,14 @@ class NormalFunction:
         return self.node.body[-1].value
 
 
-def _loaded_names(node: gast.AST) -> set[str]:
-    return {n.id for n in gast.walk(node)
-            if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load)}
 
 
-class _Normalizer(ExpressionsMixin):
+class _Normalizer(ExpressionNormalizer):
     def __init__(self, parsed: ParsedFunction):
         self.parsed = parsed
         fdef = parsed.node
-        self.locals = set(parsed.params) | _assigned_names(fdef.body)
-        self.reassigned = _assigned_names(fdef.body)
+        self.locals = set(parsed.params) | assigned_names(fdef.body)
+        self.reassigned = assigned_names(fdef.body)
         every = {n.id for n in gast.walk(fdef) if isinstance(n, gast.Name)}
         self.namer = Namer(every | self.locals | set(parsed.namespace))
         self.local_fns: dict[str, LocalFunction] = {}
@@ -168,7 +165,7 @@ class _Normalizer(ExpressionsMixin):
                 for e in value.elts:
                     a = self.atom(e)
                     parts.append(a if isinstance(a, gast.Constant)
-                                 else self.temp(a, f"{_word(a)}_val", s))
+                                 else self.temp(a, f"{atom_word(a)}_val", s))
             else:
                 whole = self.atom(value)
                 parts = [gast.Subscript(value=whole, slice=const(i), ctx=gast.Load())
@@ -309,8 +306,8 @@ class _Normalizer(ExpressionsMixin):
             kept = copy.deepcopy(fdef)
             kept.name = name
             self.emit(kept, fdef)
-        own = {a.id for a in fdef.args.args} | _assigned_names(fdef.body)
-        free = tuple(sorted((_loaded_names(fdef) - own) & (self.locals - set(self.local_fns))))
+        own = {a.id for a in fdef.args.args} | assigned_names(fdef.body)
+        free = tuple(sorted((set(loaded_names(fdef)) - own) & (self.locals - set(self.local_fns))))
         extra = [store(v) for v in free]
         for a in extra:
             a.ctx = gast.Param()
@@ -361,7 +358,7 @@ def normalize(parsed: ParsedFunction) -> NormalFunction:
     copy_annos(fdef, work)
     work.body = copy.deepcopy(fdef.body)
     desugar_control(work, norm.namer)
-    norm.locals |= _assigned_names(work.body)
+    norm.locals |= assigned_names(work.body)
     body = norm.block(work.body)
     result = gast.FunctionDef(name=fdef.name, args=fdef.args, body=body, decorator_list=[],
                               returns=None, type_comment=None, type_params=[])

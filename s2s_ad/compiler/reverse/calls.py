@@ -15,18 +15,21 @@ from typing import Any
 import gast
 
 from s2s_ad.compiler.custom import split_of
-from s2s_ad.compiler.primitives import Primitive, classify
+from s2s_ad.compiler.primitives import Primitive, classify, is_library
 from s2s_ad.compiler.reverse import saving
 from s2s_ad.compiler.reverse.context import CalleeLink, Context, Where
 from s2s_ad.compiler.syntax.annotations import set_anno
-from s2s_ad.compiler.syntax.builders import assign, call, load, store, subscript_of, substitute
+from s2s_ad.compiler.syntax.builders import (
+    assign,
+    call,
+    load,
+    loaded_names,
+    store,
+    subscript_of,
+    substitute,
+)
 from s2s_ad.errors import NonDifferentiableError
 from s2s_ad.rules.registry import Rule
-
-
-def _is_library(fn: Any) -> bool:
-    module = getattr(fn, "__module__", None) or ""
-    return module.split(".")[0] in ("numpy", "scipy", "math", "builtins")
 
 
 def specialized(cx: Context, prim: Primitive, where: gast.AST) -> Rule:
@@ -79,11 +82,9 @@ def primal_value(cx: Context, value: gast.Call) -> gast.expr:
 def bind_globals(cx: Context, node: gast.AST) -> None:
     """Bind the module-level names that Python code kept as written reads."""
     namespace = cx.norm.parsed.namespace
-    for n in gast.walk(node):
-        if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load) and \
-                n.id not in cx.norm.locals and n.id in namespace and \
-                n.id not in dir(builtins):
-            cx.externals.setdefault(n.id, namespace[n.id])
+    for name in loaded_names(node):
+        if name not in cx.norm.locals and name in namespace and name not in dir(builtins):
+            cx.externals.setdefault(name, namespace[name])
 
 
 def link_callee(cx: Context, prim: Primitive, callee: Any = None, kinds: list | None = None,
@@ -187,7 +188,7 @@ def unknown_call(cx: Context, s: gast.stmt, prim: Primitive) -> NonDifferentiabl
     name = getattr(callee, "__name__", repr(callee))
     loc = cx.norm.parsed.location(s.value if hasattr(s.value, "lineno") else s)
     return NonDifferentiableError(
-        f"'{name}' has no derivative rule" + ("" if _is_library(callee) else
+        f"'{name}' has no derivative rule" + ("" if is_library(callee) else
                                             " and no Python source to differentiate"), loc,
         f"register one with @ad.derivative(of={name}), or mark the value with "
         "ad.without_derivative(...)")

@@ -32,7 +32,7 @@ from s2s_ad.compiler.syntax.builders import (
 from s2s_ad.compiler.syntax.names import Namer
 from s2s_ad.kinds import ArrayKind, Kind, kind_of_value
 
-Linker = Callable[[Any, list, bool], Any]
+Linker = Callable[..., Any]  # (callee, kinds, primal_only, call=None) -> Transform
 
 
 @dataclass

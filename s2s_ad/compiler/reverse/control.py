@@ -16,7 +16,15 @@ import gast
 from s2s_ad.compiler.reverse import calls, saving, statements
 from s2s_ad.compiler.reverse.context import Context, Loop, Prealloc, Where
 from s2s_ad.compiler.syntax.annotations import get_anno, set_anno
-from s2s_ad.compiler.syntax.builders import assign, aug, call, const, load, store
+from s2s_ad.compiler.syntax.builders import (
+    assign,
+    aug,
+    call,
+    const,
+    load,
+    store,
+    stored_names,
+)
 
 
 def _product(names: list[str]) -> gast.expr:
@@ -124,9 +132,7 @@ def preallocation(cx: Context, s: gast.For | gast.While, where: Where,
         return None
     if where.top:
         info.trip = cx.namer.fresh("trip_count")
-        assigned = {s.target.id} | {
-            n.id for b in s.body for n in gast.walk(b)
-            if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store)}
+        assigned = {s.target.id} | set(stored_names(s.body))
         return Prealloc(assigned=assigned, trips=[info.trip], before=[])
     outer = where.prealloc
     if outer is None or any(isinstance(a, gast.Name) and a.id in outer.assigned

@@ -143,17 +143,28 @@ def def_like(name: str, args: list[gast.Name], body: list[gast.stmt],
     return gast.copy_location(node, like)
 
 
-def loaded_names(node: gast.AST | list[gast.stmt]) -> set[str]:
-    """Every name ``node`` (a tree or a list of statements) reads."""
-    return _names(node, gast.Load)
+def loaded_names(node: gast.AST | list[gast.stmt]) -> list[str]:
+    """Every name ``node`` (a tree or a list of statements) reads, in source order.
+
+    >>> loaded_names(gast.parse("y = x + np.sin(x)").body)
+    ['x', 'np']
+    """
+    return _names(node, (gast.Load,))
 
 
-def stored_names(node: gast.AST | list[gast.stmt]) -> set[str]:
-    """Every name ``node`` (a tree or a list of statements) assigns."""
-    return _names(node, gast.Store)
+def stored_names(node: gast.AST | list[gast.stmt]) -> list[str]:
+    """Every name ``node`` (a tree or a list of statements) assigns, in source order."""
+    return _names(node, (gast.Store,))
 
 
-def _names(node: gast.AST | list[gast.stmt], ctx: type) -> set[str]:
+def assigned_names(stmts: list[gast.stmt]) -> set[str]:
+    """Names ``stmts`` bind: assignment targets, loop variables and nested ``def``s."""
+    defs = {n.name for s in stmts for n in gast.walk(s) if isinstance(n, gast.FunctionDef)}
+    return set(stored_names(stmts)) | defs
+
+
+def _names(node: gast.AST | list[gast.stmt], ctx: tuple[type, ...]) -> list[str]:
     roots = node if isinstance(node, list) else [node]
-    return {n.id for root in roots for n in gast.walk(root)
-            if isinstance(n, gast.Name) and isinstance(n.ctx, ctx)}
+    found = (n.id for root in roots for n in gast.walk(root)
+             if isinstance(n, gast.Name) and isinstance(n.ctx, ctx))
+    return list(dict.fromkeys(found))

@@ -1,0 +1,81 @@
+"""Emit and bind a generated module: its source with the callees it links to, and
+the objects its free names are bound to on the Python and the Numba path.
+
+Also decides what must stay in Python even where Numba would compile it (the
+policy ``explain`` reports): f-strings, which Numba prints differently, and
+calls of Python objects Numba cannot call.
+"""
+
+from __future__ import annotations
+
+import ctypes
+from collections.abc import Callable
+from typing import Any
+
+import gast
+import numpy as np
+
+from s2s_ad.compiler.emit import digest, module_source
+from s2s_ad.compiler.ir import ParsedFunction
+from s2s_ad.compiler.jit import GeneratedModule, write_module
+from s2s_ad.compiler.normalize import NormalFunction
+from s2s_ad.compiler.primitives import is_library
+from s2s_ad.compiler.reverse import Generated
+
+_ROLES = ("primal", "forward", "pullback")
+
+
+def load_module(name: str, parsed: ParsedFunction, normal: NormalFunction,
+                gen: Generated) -> GeneratedModule:
+    """Write the generated module of ``name`` and prepare its two loaded forms."""
+    fname = parsed.filename
+    functions = [(gen.primal, False), (gen.forward, False), (gen.pullback, True),
+                 (gen.fused, True)]
+    bound = ["List"] + list(gen.externals)
+    deps = []
+    for link in gen.links:
+        bound += [link.primal, link.forward, link.pullback]
+        deps.append(link.transform.module.path.stem)
+    origin = f"{fname}:{parsed.node.lineno}"
+    source = module_source(name, origin, fname, functions, bound, deps)
+    path = write_module(name, source, digest(source))
+    names = [f.name for f, _ in functions]
+    return GeneratedModule(path, source, names, _binder(gen, "python"), _binder(gen, "numba"),
+                           python_only=_python_only_reason(name, normal, gen))
+
+
+def _binder(gen: Generated, path: str) -> Callable[[], dict[str, Any]]:
+    """The objects the module's free names are bound to on ``path`` ("python" or "numba")."""
+    def bind() -> dict[str, Any]:
+        out: dict[str, Any] = dict(gen.externals)
+        for link in gen.links:
+            mod = link.transform.module
+            for role in _ROLES:
+                fn_name = getattr(link.transform.generated, role).name
+                obj = mod.python(fn_name) if path == "python" else mod.numba(fn_name)
+                out[getattr(link, role)] = obj
+        return out
+    return bind
+
+
+def _python_only_reason(name: str, normal: NormalFunction, gen: Generated) -> str:
+    """Why this code must not be compiled even where Numba would accept it ("" if none)."""
+    for node in gast.walk(normal.node):
+        if isinstance(node, gast.JoinedStr):
+            return (f"{name} formats an f-string (line {getattr(node, 'lineno', '?')}), "
+                    "which Numba would print differently")
+    for link in gen.links:
+        reason = link.transform.module.python_only
+        if reason:
+            return reason
+    for external, obj in gen.externals.items():
+        if callable(obj) and not numba_callable(obj):
+            return f"{name} calls {external}, a Python object Numba cannot call"
+    return ""
+
+
+def numba_callable(obj: Any) -> bool:
+    """Whether Numba can call ``obj`` from compiled code: ctypes functions with declared
+    types, dispatchers, and library functions (NumPy, math, ...) it implements."""
+    return isinstance(obj, ctypes._CFuncPtr | np.ufunc) or hasattr(obj, "py_func") or \
+        is_library(obj)

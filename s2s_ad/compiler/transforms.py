@@ -1,0 +1,82 @@
+"""The transform cache: each function parsed once, and run through the stages once
+per argument-kind signature; calls between functions linked, recursion refused.
+
+>>> def square(x):
+...     return x * x
+>>> t = transform(square, ["float"], [0])
+>>> t.wrt, transform(square, ["float"], [0]) is t
+(['x'], True)
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from s2s_ad.compiler.ir import LocalFunction, ParsedFunction
+from s2s_ad.compiler.parse import parse_function
+from s2s_ad.compiler.pipeline import Transform, run_stages
+from s2s_ad.errors import NonDifferentiableError
+from s2s_ad.kinds import Kind, carries_derivative
+
+
+class _Recursion(Exception):
+    """A function reached again while it is being transformed."""
+
+    def __init__(self, parsed: ParsedFunction):
+        super().__init__(parsed.name)
+        self.parsed = parsed
+
+
+_parsed: dict[Any, ParsedFunction] = {}
+_transforms: dict[tuple, Transform] = {}
+_in_progress: dict[Any, ParsedFunction] = {}
+
+
+def parsed_function(target: Any) -> ParsedFunction:
+    """Parse (once) a Python function or a lifted local function."""
+    if isinstance(target, LocalFunction):
+        return target.parsed
+    key = (target, getattr(target, "__code__", None))
+    if key not in _parsed:
+        _parsed[key] = parse_function(target)
+    return _parsed[key]
+
+
+def transform(target: Any, arg_kinds: list[Kind], wrt_positions: list[int],
+              float_dtype: str = "np.float64") -> Transform:
+    """Run every stage on ``target`` for arguments of ``arg_kinds`` (cached)."""
+    parsed = parsed_function(target)
+    key = (id(parsed), tuple(arg_kinds), tuple(wrt_positions), float_dtype)
+    if key in _transforms:
+        return _transforms[key]
+    if parsed.key in _in_progress:
+        raise _Recursion(parsed)
+    if len(arg_kinds) != len(parsed.params):
+        raise TypeError(f"{parsed.name}() takes {len(parsed.params)} arguments but "
+                        f"{len(arg_kinds)} were given")
+    _in_progress[parsed.key] = parsed
+    try:
+        result = run_stages(parsed, arg_kinds, wrt_positions, float_dtype,
+                            _linker(parsed, float_dtype))
+    finally:
+        del _in_progress[parsed.key]
+    _transforms[key] = result
+    return result
+
+
+def _linker(parsed: ParsedFunction, float_dtype: str):
+    """How the stages of ``parsed`` transform the functions it calls."""
+    def link(callee: Any, kinds: list[Kind], primal_only: bool = False,
+             call: Any = None) -> Transform:
+        positions = [] if primal_only else [i for i, k in enumerate(kinds)
+                                            if carries_derivative(k)]
+        try:
+            return transform(callee, kinds, positions, float_dtype)
+        except _Recursion as rec:
+            name = rec.parsed.name
+            raise NonDifferentiableError(
+                f"recursive call to '{name}' cannot be differentiated",
+                parsed.location(call) if call is not None else None,
+                f"rewrite '{name}' as a loop, or give it a derivative with "
+                f"@ad.derivative(of={name})") from None
+    return link

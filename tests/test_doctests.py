@@ -1,0 +1,34 @@
+"""Every docstring example in ``s2s_ad`` runs and prints what it shows.
+
+The stage modules show their own before/after on a small example (as
+Pythran's passes do), so this is also a golden test of each stage.
+"""
+
+from __future__ import annotations
+
+import doctest
+import importlib
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent / "s2s_ad"
+MODULES = sorted(".".join(p.relative_to(ROOT.parent).with_suffix("").parts).removesuffix(
+    ".__init__") for p in ROOT.rglob("*.py"))
+STAGES = ["s2s_ad.compiler.parse", "s2s_ad.compiler.normalize", "s2s_ad.compiler.infer_kinds",
+          "s2s_ad.compiler.activity", "s2s_ad.compiler.reverse", "s2s_ad.compiler.emit",
+          "s2s_ad.compiler.jit"]
+
+
+@pytest.mark.parametrize("name", MODULES)
+def test_docstring_examples_run(name):
+    module = importlib.import_module(name)
+    result = doctest.testmod(module, optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE)
+    assert result.failed == 0, f"{result.failed} docstring example(s) of {name} failed"
+
+
+@pytest.mark.parametrize("name", STAGES)
+def test_every_stage_shows_an_example(name):
+    module = importlib.import_module(name)
+    examples = doctest.DocTestParser().get_examples(module.__doc__)
+    assert len(examples) >= 2, f"{name}'s docstring has no before/after example"
