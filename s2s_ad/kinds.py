@@ -23,17 +23,18 @@ NUMERIC = ("float", "int", "bool")
 
 @dataclass(frozen=True)
 class ArrayKind:
-    """A NumPy array of ``ndim`` dimensions (None: unknown), float or not."""
+    """A NumPy array of ``ndim`` dimensions (None: unknown): float, int or boolean."""
 
     ndim: int | None
     floating: bool = True
+    boolean: bool = False
 
     def __repr__(self) -> str:
         rank = "" if self.ndim is None else self.ndim
-        return f"{'float' if self.floating else 'int'} array{rank}"
+        return f"{self.element()} array{rank}"
 
     def element(self) -> str:
-        return "float" if self.floating else "int"
+        return "float" if self.floating else ("bool" if self.boolean else "int")
 
 
 Kind = str | tuple | ArrayKind
@@ -47,6 +48,12 @@ def indexed(base: ArrayKind, index: Any, kind_of: Any) -> Kind | None:
     parts = index.elts if isinstance(index, gast.Tuple) else [index]
     if base.ndim is None:
         return ArrayKind(None, base.floating)
+    chosen = array_index(index, kind_of)
+    if chosen is not None:  # x[int_array] or x[mask]: the indexed axes become one shape
+        if chosen.ndim is None:
+            return ArrayKind(None, base.floating, base.boolean)
+        ndim = base.ndim - chosen.ndim + 1 if chosen.boolean else base.ndim - 1 + chosen.ndim
+        return ArrayKind(ndim, base.floating, base.boolean)
     ndim = base.ndim
     for part in parts:
         if isinstance(part, gast.Slice):
@@ -58,9 +65,17 @@ def indexed(base: ArrayKind, index: Any, kind_of: Any) -> Kind | None:
         if kind is None:
             return None
         if kind not in ("int", "bool"):
-            return "unknown"  # fancy indexing
+            return "unknown"  # fancy indexing mixed with other parts
         ndim -= 1
-    return base.element() if ndim == 0 else ArrayKind(ndim, base.floating)
+    return base.element() if ndim == 0 else ArrayKind(ndim, base.floating, base.boolean)
+
+
+def array_index(index: Any, kind_of: Any) -> ArrayKind | None:
+    """The kind of ``index`` when it is one integer or boolean array (fancy indexing)."""
+    if isinstance(index, gast.Tuple | gast.Slice | gast.Constant):
+        return None
+    kind = kind_of(index)
+    return kind if isinstance(kind, ArrayKind) and not kind.floating else None
 
 
 def join(a: Kind | None, b: Kind | None) -> Kind | None:
@@ -87,7 +102,19 @@ def _join_arrays(a: Kind, b: Kind) -> Kind:
         return "unknown"
     ndims = {k.ndim for k in arrays}
     floating = any(k.floating for k in arrays) or "float" in others
-    return ArrayKind(ndims.pop() if len(ndims) == 1 else None, floating)
+    boolean = all(k.boolean for k in arrays) and all(o == "bool" for o in others)
+    return ArrayKind(ndims.pop() if len(ndims) == 1 else None, floating, boolean)
+
+
+def compared(kinds: list) -> Kind | None:
+    """The kind of a comparison: a boolean array when an operand is an array."""
+    if any(k is None for k in kinds):
+        return None
+    arrays = [k for k in kinds if isinstance(k, ArrayKind)]
+    if not arrays:
+        return "bool"
+    ndims = [k.ndim for k in arrays]
+    return ArrayKind(None if None in ndims else max(ndims), floating=False, boolean=True)
 
 
 def broadcast(kinds: list) -> Kind | None:
@@ -114,7 +141,7 @@ def kind_of_value(value: Any) -> Kind:
             return "unknown"
         if value.ndim == 0:  # a 0-d array computes like a scalar
             return "float" if value.dtype.kind == "f" else "int"
-        return ArrayKind(value.ndim, value.dtype.kind == "f")
+        return ArrayKind(value.ndim, value.dtype.kind == "f", value.dtype.kind == "b")
     if isinstance(value, bool | np.bool_):
         return "bool"
     if isinstance(value, int | np.integer):

@@ -9,8 +9,8 @@ residuals, so Numba compiles both.  Any other derivative is called as is::
     def silly_derivative(x):              def silly_derivative_split_forward(x):
         y = silly_exp(x)          ->          y = silly_exp(x)
         return y, lambda v: v * y             return y, (y,)
-                                          def silly_derivative_split_pullback(residuals_, v):
-                                              y, = residuals_
+                                          def silly_derivative_split_pullback(residuals, v):
+                                              y, = residuals
                                               return v * y
 """
 
@@ -24,6 +24,7 @@ import gast
 from s2s_ad.compiler.ir import LocalFunction, ParsedFunction
 from s2s_ad.compiler.parse import finish_parse, lambda_to_def, parse_function
 from s2s_ad.compiler.syntax.builders import def_like, load, loaded_names, store, stored_names
+from s2s_ad.compiler.syntax.names import Namer
 from s2s_ad.markers import CustomDerivative
 
 Split = tuple[LocalFunction, LocalFunction]
@@ -48,12 +49,13 @@ def calling_wrapper(fn: Callable, parsed: ParsedFunction) -> LocalFunction:
     derivative, which must win over its source.
     """
     args = [load(p) for p in parsed.params]
-    call = gast.Call(func=load("registered_"), args=args, keywords=[])
+    registered = Namer(set(parsed.params)).fresh("registered")
+    call = gast.Call(func=load(registered), args=args, keywords=[])
     ret = gast.copy_location(gast.Return(value=gast.copy_location(call, parsed.node)),
                              parsed.node)
     fdef = def_like(parsed.name, [store(p) for p in parsed.params], [ret], parsed.node)
     wrapper = ParsedFunction(name=parsed.name, node=fdef, filename=parsed.filename,
-                             namespace={"registered_": fn}, key=(parsed.key, "registered"))
+                             namespace={registered: fn}, key=(parsed.key, "registered"))
     finish_parse(wrapper)
     return LocalFunction(parsed=wrapper, free=())
 
@@ -83,7 +85,8 @@ def _split(fn: Callable) -> Split | None:
     ret = gast.Return(value=gast.Tuple(elts=[copy.deepcopy(value), residuals], ctx=gast.Load()))
     forward = def_like(f"{parsed.name}_split_forward", copy.deepcopy(parsed.node.args.args),
                     forward_body + [gast.copy_location(ret, last)], parsed.node)
-    res_name = "residuals_"
+    res_name = Namer({n.id for n in gast.walk(parsed.node) if isinstance(n, gast.Name)}).fresh(
+        "residuals")
     unpack = gast.Assign(targets=[gast.Tuple(elts=[store(v) for v in free],
                                              ctx=gast.Store())],
                          value=load(res_name), type_comment=None)

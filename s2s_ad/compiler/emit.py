@@ -26,6 +26,7 @@ import ast
 import copy
 import hashlib
 import linecache
+import math
 
 import gast
 
@@ -47,6 +48,18 @@ import numpy as np
 
 from s2s_ad import runtime as rt
 '''
+
+
+class _SignedConstants(ast.NodeTransformer):
+    """A negative number constant as ``-(number)``, so the unparser's precedence rules
+    apply to its sign: ``(-2.0) ** 2``, never ``-2.0 ** 2`` (which is ``-(2.0 ** 2)``)."""
+
+    def visit_Constant(self, node: ast.Constant) -> ast.expr:
+        value = node.value
+        if isinstance(value, int | float) and not isinstance(value, bool) and (
+                value < 0 or (value == 0 and math.copysign(1.0, value) < 0)):
+            return ast.UnaryOp(op=ast.USub(), operand=ast.Constant(value=-value))
+        return node
 
 
 class _Comments:
@@ -105,7 +118,7 @@ def function_source(fdef: gast.FunctionDef, filename: str, adjoint: bool = False
     body = comments.annotate(fdef.body, adjoint)
     node = gast.FunctionDef(name=fdef.name, args=fdef.args, body=body, decorator_list=[],
                             returns=None, type_comment=None, type_params=[])
-    tree = gast.gast_to_ast(gast.Module(body=[node], type_ignores=[]))
+    tree = _SignedConstants().visit(gast.gast_to_ast(gast.Module(body=[node], type_ignores=[])))
     ast.fix_missing_locations(tree)
     return comments.render(ast.unparse(tree))
 

@@ -30,6 +30,7 @@ from s2s_ad.kinds import (  # noqa: F401  (re-exported for the stages)
     Kind,
     broadcast,
     carries_derivative,
+    compared,
     foreign_kind,
     indexed,
     join,
@@ -66,7 +67,7 @@ class _Kinds:
                 return indexed(base, op.slice, self.atom)
             return None if base is None else "unknown"
         if isinstance(op, gast.Compare):
-            return "bool"
+            return compared([self.atom(op.left), self.atom(op.comparators[0])])
         if isinstance(op, gast.JoinedStr):
             return "str"
         if isinstance(op, gast.Constant):

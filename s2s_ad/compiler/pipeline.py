@@ -79,11 +79,11 @@ def run_stages(parsed: ParsedFunction, arg_kinds: list[Kind], wrt_positions: lis
     ``linker(callee, kinds, primal_only)`` transforms a called Python function.
     """
     normal = normalize(parsed)
-    env = dict(zip(parsed.params, arg_kinds, strict=True))
+    env = dict(zip(normal.params, arg_kinds, strict=True))
     env.update({name: kind_of_value(value) for name, value in normal.externals.items()})
     kinds = infer_kinds(normal.node, env,
                         lambda callee, kinds, call: linker(callee, kinds, True, call).result_kind)
-    wrt = [parsed.params[i] for i in wrt_positions]
+    wrt = [normal.params[i] for i in wrt_positions]
     activity = analyze_activity(normal.node, wrt, kinds)
     t = Transform(name=parsed.name, parsed=parsed, normal=normal, kinds=kinds,
                   activity=activity, wrt_positions=wrt_positions,

@@ -5,4 +5,5 @@ the same results.  May import NumPy and Numba only: no compiler, no rules.
 """
 
 from .arrays import *  # noqa: F403  (the helpers generated code calls as rt.<name>)
+from .indexing import *  # noqa: F403
 from .scalar import *  # noqa: F403

@@ -18,6 +18,7 @@ Guarantees about the returned ``FunctionDef`` (besides those of
 from __future__ import annotations
 
 import copy
+import dataclasses
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -29,7 +30,7 @@ from s2s_ad.compiler.normalize.expressions import ExpressionNormalizer, atom_wor
 from s2s_ad.compiler.parse import finish_parse, lambda_to_def
 from s2s_ad.compiler.syntax.annotations import copy_annos, get_anno, set_anno
 from s2s_ad.compiler.syntax.builders import assigned_names, const, load, loaded_names, store
-from s2s_ad.compiler.syntax.names import Namer
+from s2s_ad.compiler.syntax.names import RESERVED, Namer
 from s2s_ad.errors import NonDifferentiableError
 
 
@@ -338,6 +339,28 @@ def _rename(node: gast.expr, old: str, new: str) -> gast.expr:
     return node
 
 
+def rename_reserved(parsed: ParsedFunction) -> ParsedFunction:
+    """``parsed`` with every variable it binds that generated code reserves
+    (``np``, ``rt``, ``len``, ...; see :data:`RESERVED`) renamed apart, so the
+    generated module's own names can never be captured by the user's."""
+    node = parsed.node
+    bound = {n.id for n in gast.walk(node)
+             if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store | gast.Param)}
+    clash = sorted(bound & RESERVED)
+    if not clash:
+        return parsed
+    taken = {n.id for n in gast.walk(node) if isinstance(n, gast.Name)}
+    namer = Namer(taken | set(parsed.namespace) | RESERVED)
+    mapping = {name: namer.fresh(f"{name}_") for name in clash}
+    node = copy.deepcopy(node)
+    for n in gast.walk(node):
+        if isinstance(n, gast.Name) and n.id in mapping:
+            n.id = mapping[n.id]
+    return dataclasses.replace(parsed, node=node,
+                               params=[mapping.get(p, p) for p in parsed.params],
+                               defaults={mapping.get(k, k): v for k, v in parsed.defaults.items()})
+
+
 def normalize(parsed: ParsedFunction) -> NormalFunction:
     """Desugar control flow and flatten ``parsed`` into A-normal form.
 
@@ -350,6 +373,7 @@ def normalize(parsed: ParsedFunction) -> NormalFunction:
         sin_x_mul_y = sin_x * y
         return sin_x_mul_y
     """
+    parsed = rename_reserved(parsed)
     norm = _Normalizer(parsed)
     fdef = parsed.node
     work = gast.FunctionDef(name=fdef.name, args=fdef.args, body=list(fdef.body),

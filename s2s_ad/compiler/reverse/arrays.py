@@ -15,10 +15,10 @@ import numpy as np
 from s2s_ad.compiler.primitives import Primitive
 from s2s_ad.compiler.reverse import saving
 from s2s_ad.compiler.reverse.context import Context, Where
-from s2s_ad.compiler.syntax.annotations import get_anno
+from s2s_ad.compiler.syntax.annotations import get_anno, set_anno
 from s2s_ad.compiler.syntax.builders import assign, aug_item, call, const, load, substitute
 from s2s_ad.errors import NonDifferentiableError
-from s2s_ad.kinds import ArrayKind, Kind, indexed
+from s2s_ad.kinds import ArrayKind, Kind, array_index, indexed
 from s2s_ad.rules.registry import Rule
 
 _VIEWS = (np.reshape, np.transpose, np.ravel)
@@ -90,9 +90,25 @@ def read_item(cx: Context, s: gast.Assign, target: str, prim: Primitive, where: 
         pops[:0] = p
         index = index_reads(cx, s.value.slice, where, fwd, pops)
         d_x = cx.adj(base.id)
-        rev_body = [materialized(cx, d_x, base_value), aug_item(d_x, index, g, cx.line)]
+        rev_body = [materialized(cx, d_x, base_value), _add_into(cx, s, d_x, index, g)]
     rev = [cx.header()] + pops + head + guard(cx, target, g, rev_body)
     return fwd + [s], rev + cx.reset(target, prim)
+
+
+def _add_into(cx: Context, s: gast.Assign, d_x: str, index: gast.expr,
+              g: gast.expr) -> gast.stmt:
+    """``d_x[index] += g``; through an integer-array index repeated entries add up
+    (``rt.scatter_add``), as the gather read each of them."""
+    if array_index(s.value.slice, cx.kind) is not None:
+        node = gast.Expr(value=call("rt.scatter_add", load(d_x), index, g))
+        set_anno(node, "line", cx.line)
+        return node
+    if cx.kinds.get(s.targets[0].id) == "unknown":
+        raise NonDifferentiableError(
+            "indexing that mixes an index array with other index parts is not "
+            "differentiable yet", cx.norm.parsed.location(s),
+            "index with one integer or boolean array, or with integers and slices")
+    return aug_item(d_x, index, g, cx.line)
 
 
 def write_item(cx: Context, s: gast.Assign, where: Where) -> tuple[list, list]:
@@ -101,6 +117,10 @@ def write_item(cx: Context, s: gast.Assign, where: Where) -> tuple[list, list]:
     target = s.targets[0]
     name = target.value.id
     check_writable(cx, name, s)
+    if array_index(target.slice, cx.kind) is not None:
+        raise NonDifferentiableError(
+            f"writing into '{name}' through an index array is not differentiable yet",
+            cx.norm.parsed.location(s), "write in a loop over the indices instead")
     cx.written.append(name) if name not in cx.written else None
     cx.residual(name, cx.kinds.get(name))
     fwd: list[gast.stmt] = []

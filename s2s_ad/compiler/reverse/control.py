@@ -118,7 +118,8 @@ def loop(cx: Context, s: gast.For | gast.While, where: Where) -> tuple[list, lis
         cx.stable.add(info.counter)
     f, p, count = saving.save(cx, load(info.counter), where)
     tail = [aug(info.position, gast.Sub(), const(1), line)] if info.tapes else []
-    rev_loop = gast.For(target=store("_"), iter=call("range", count), body=body_r + tail,
+    step = "_" if "_" not in cx.norm.locals else cx.namer.fresh("unused")
+    rev_loop = gast.For(target=store(step), iter=call("range", count), body=body_r + tail,
                         orelse=[], type_comment=None)
     set_anno(rev_loop, "line", line)
     return pre + [node] + f, p + [rev_loop]

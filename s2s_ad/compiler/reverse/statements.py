@@ -53,8 +53,11 @@ def apply_rule(cx: Context, s: gast.Assign, target: str, prim: Primitive, where:
     def value_of(tname: str) -> gast.expr:
         atom = load(target) if tname == "z" else prim.operands[
             prim.rule.params.index(tname)]
-        key = (tname == "z", atom.id if isinstance(atom, gast.Name) else tname)
-        if key not in saved:  # x * x saves x once
+        # one save per value: x * x saves x once; a constant operand is its own value,
+        # never keyed by a name a user variable could also have
+        key = ("result",) if tname == "z" else (
+            ("name", atom.id) if isinstance(atom, gast.Name) else ("operand", tname))
+        if key not in saved:
             f, p, e = saving.save(cx, atom, where)
             (after if tname == "z" else before).extend(f)
             pops[:0] = p

@@ -84,6 +84,12 @@ def zero(kind: Kind) -> gast.expr:
 
 
 def add(kind: Kind, current: gast.expr, value: gast.expr) -> gast.expr:
+    """``current + value`` for cotangents of ``kind``: element by element for tuples
+    (never tuple concatenation), ``rt.accumulate`` for arrays (an empty array is a
+    zero cotangent)."""
+    if isinstance(kind, tuple):
+        return tuple_of([add(k, subscript_of(current, i), subscript_of(value, i))
+                         for i, k in enumerate(kind)])
     if isinstance(kind, ArrayKind):
         return call("rt.accumulate", current, value)
     return gast.BinOp(left=current, op=gast.Add(), right=value)

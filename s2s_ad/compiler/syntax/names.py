@@ -18,6 +18,11 @@ _OP_WORDS = {
 }
 _MAX_LEN = 24
 
+# Names generated code uses with a fixed meaning: the modules it imports, the
+# typed-list constructor, and builtins the compiler itself emits calls to.  A user
+# variable with one of these names is renamed apart before normalization.
+RESERVED = frozenset({"np", "math", "rt", "List", "len", "min", "range"})
+
 
 def op_word(op_class_name: str) -> str:
     """A short word for an operator class name (``Mult`` -> ``mul``)."""

@@ -1,0 +1,218 @@
+"""Wrong-gradient classes, one test per class, each checked on the Python and the
+Numba path against central finite differences and the dot-product identity
+(``s2s_ad.testing.check_grads``), with the siblings found beside each.
+
+Every function here is written as a user would, with the names that used to be
+captured: rule-template parameters (``a``, ``b``, ``x``, ``y``), generated names
+(``result``, ``value``, ``d_x``, ``residuals``, ``_``), and the names generated
+code reserves (``rt``, ``np``, ``math``, ``len``, ``range``, ``min``, ``List``).
+"""
+
+import math
+
+import numpy as np
+import pytest
+
+import s2s_ad as ad
+from s2s_ad.testing import check_grads
+
+
+def check(f, *args):
+    check_grads(f, *args, seed=7)
+
+
+# ---- a constant operand keyed by its template name (issue 13.1, issue 8) ----------------
+def cube(b):
+    return b ** 3
+
+
+def max_with_constant(b):
+    return max(b, 5.0) * 3 + b
+
+
+def min_constant_first(a):
+    return min(-5.0, a) + a * a
+
+
+def atan2_constant_second(x):
+    return math.atan2(x, 2.0)
+
+
+def atan2_constant_first(y):
+    return math.atan2(2.0, y)
+
+
+def log_base_constant(base):
+    return math.log(base, 2.0)
+
+
+def mod_constant_first(a):
+    return 5.0 % a + a
+
+
+def power_float_exponent(b):
+    return b ** 2.0
+
+
+def clip_bounds_named_like_parameters(lo):
+    return np.sum(np.clip(lo, 0.0, 1.0) * lo)
+
+
+def maximum_array_named_b(b):
+    return np.sum(np.maximum(b, 0.0) * b)
+
+
+def array_power_named_b(b):
+    return np.sum(b ** 2.0)
+
+
+@pytest.mark.parametrize("f, args", [
+    (cube, (-2.0,)), (max_with_constant, (2.0,)), (min_constant_first, (1.5,)),
+    (atan2_constant_second, (1.0,)), (atan2_constant_first, (1.3,)),
+    (log_base_constant, (3.0,)), (mod_constant_first, (1.7,)), (power_float_exponent, (1.3,)),
+    (clip_bounds_named_like_parameters, (np.array([-0.5, 0.3, 0.8, 1.7]),)),
+    (maximum_array_named_b, (np.array([-0.5, 0.3, 1.7]),)),
+    (array_power_named_b, (np.array([-0.5, 0.3, 1.7]),)),
+], ids=lambda v: getattr(v, "__name__", ""))
+def test_constant_operand_is_not_keyed_by_a_template_name(f, args):
+    check(f, *args)
+
+
+def test_cube_of_a_parameter_named_b_is_twelve_at_minus_two():
+    # d/db b^3 = 3 b^2 = 12 at b = -2 (it was 0.25: the template's b captured the user's)
+    assert ad.gradient(ad.differentiable(cube, jit=False))(-2.0) == 12.0
+    assert ad.gradient(ad.differentiable(cube, jit=True))(-2.0) == 12.0
+
+
+# ---- user names that generated code reserves --------------------------------------------
+def reserved_local_names(rt, np_):
+    len = rt * 2.0  # noqa: A001  (the point: a user's name the generated code also uses)
+    range = len + np_  # noqa: A001
+    return range * rt
+
+
+def names_like_generated_ones(x, d_x, result, value, residuals):
+    d_value = x * d_x + result
+    position = value * residuals
+    return d_value * position + x
+
+
+def underscore_parameter(_):
+    s = 0.0
+    for i in range(3):
+        s += _ * i
+    return s * _
+
+
+def module_names_as_locals(x):
+    math = x * 3.0  # noqa: F811
+    List = math + 1.0  # noqa: N806
+    return List * math
+
+
+@pytest.mark.parametrize("f, args", [
+    (reserved_local_names, (1.5, 2.0)),
+    (names_like_generated_ones, (0.7, 1.1, 1.3, 0.4, 2.0)),
+    (underscore_parameter, (2.0,)),
+    (module_names_as_locals, (0.6,)),
+], ids=lambda v: getattr(v, "__name__", ""))
+def test_user_names_never_collide_with_generated_ones(f, args):
+    check(f, *args)
+
+
+# ---- a negative constant base keeps its parentheses (issue 13.2) ------------------------
+NEGATIVE = -3.0
+
+
+def negative_base(x):
+    return (-2.0) ** 2 * x
+
+
+def alternating_series(x, k):
+    return (-1) ** (k + 1) * x ** k / k
+
+
+def negative_global_base(x):
+    return NEGATIVE ** 2 * x
+
+
+@pytest.mark.parametrize("f, args, value", [
+    (negative_base, (0.7,), 2.8), (alternating_series, (0.7, 2), -0.245),
+    (negative_global_base, (0.7,), 6.3)], ids=lambda v: getattr(v, "__name__", ""))
+def test_negative_constant_bases(f, args, value):
+    for jit in (False, True):
+        assert ad.differentiable(f, jit=jit)(*args) == pytest.approx(value, rel=1e-12)
+    check(f, *args)
+
+
+def test_emitted_source_parenthesises_the_negative_base():
+    assert "(-2.0) ** 2" in ad.source(negative_base, 0.7, stage="forward")
+
+
+# ---- nested tuples: cotangents add element by element (issue 13.6) ----------------------
+def nested_tuple(x, y):
+    t = ((x, y), 3.0)
+    u = t[0]
+    return u[0] * u[1]
+
+
+def two_nested_pairs(x, y):
+    t = ((x, y), (y, x))
+    a = t[0]
+    b = t[1]
+    return a[0] * b[0] + a[1] * b[1]
+
+
+@pytest.mark.parametrize("f", [nested_tuple, two_nested_pairs], ids=lambda f: f.__name__)
+def test_nested_tuple_cotangents(f):
+    check(f, 0.7, 1.3)
+
+
+# ---- a gather's cotangent scatter-adds repeated indices (issue 8) -----------------------
+def gather_repeated(v, idx):
+    return float(np.sum(v[idx]))
+
+
+def gather_two_dimensional_index(m, idx):
+    return np.sum(np.sin(m[idx]) * 2.0)
+
+
+def gather_boolean_mask(v):
+    return np.sum(v[v > 0.5] ** 2)
+
+
+def gather_in_a_loop(v, idx):
+    s = 0.0
+    for k in range(3):
+        s += np.sum(v[idx] * k)
+    return s
+
+
+def test_repeated_index_counts_twice():
+    v, idx = np.array([1.0, 2.0, 3.0]), np.array([0, 0, 2])
+    for jit in (False, True):
+        grad = ad.gradient(ad.differentiable(gather_repeated, jit=jit))(v, idx)
+        np.testing.assert_array_equal(grad, [2.0, 0.0, 1.0])
+
+
+@pytest.mark.parametrize("f, args", [
+    (gather_repeated, (np.array([1.0, 2.0, 3.0]), np.array([0, 0, 2, -1]))),
+    (gather_two_dimensional_index, (np.arange(6.0).reshape(3, 2) / 7,
+                                    np.array([[0, 2], [2, 2]]))),
+    (gather_boolean_mask, (np.array([0.2, 0.9, 1.5, -1.0]),)),
+    (gather_in_a_loop, (np.array([1.0, 2.0, 3.0]), np.array([2, 0, 2]))),
+], ids=lambda v: getattr(v, "__name__", ""))
+def test_gathers(f, args):
+    check(f, *args)
+
+
+def scatter_write(v, idx):
+    y = np.zeros(3)
+    y[idx] = v
+    return np.sum(y * y)
+
+
+def test_writing_through_an_index_array_is_refused_at_its_line():
+    with pytest.raises(ad.NonDifferentiableError, match=r"test_correctness_classes.py:\d+:\d+"
+                       r": error: writing into 'y' through an index array"):
+        ad.gradient(scatter_write)(np.array([1.0, 2.0]), np.array([0, 0]))
