@@ -110,7 +110,8 @@ class DifferentiableFunction:
     def __call__(self, *args: Any) -> Any:
         if self.error is not None:
             raise self.error
-        return self.entry("primal", args)[1](*args)
+        _, primal, global_values = self.entry("primal", args)
+        return primal(*args, *global_values)
 
     # -- preparation and running ------------------------------------------------------
     def wrt_positions(self, args: tuple) -> list[int]:
@@ -164,22 +165,26 @@ class DifferentiableFunction:
         self.status[name] = ("numba", f"Numba compiled it for ({signature_text(args)})")
         return fn
 
-    def run(self, t: Transform, name: str, args: tuple) -> Any:
-        return self.callable_for(t, name, args)(*args)
+    def entry(self, role: str, args: tuple) -> tuple[Transform, Callable, tuple]:
+        """(transform, callable, global values) of generated function ``role`` for
+        ``args``; call it as ``callable(*args, *global_values)``.
 
-    def entry(self, role: str, args: tuple) -> tuple[Transform, Callable]:
-        """(transform, callable) of generated function ``role`` for ``args``.
-
-        The hot path: after the first call with given argument types this is one
-        dictionary lookup; Numba's dispatcher then picks the compiled code.
+        The global variables the function reads are read now, at every call, so it
+        sees what the original would.  The hot path: after the first call with given
+        argument types this is a dictionary lookup and one read per global;
+        Numba's dispatcher then picks the compiled code.
         """
         key = (role, tuple(_type_key(a) for a in args))
         hit = self._entries.get(key)
-        if hit is None:
-            t = self.prepare(args)
-            hit = (t, self.callable_for(t, getattr(t.generated, role).name, args))
-            self._entries[key] = hit
-        return hit
+        if hit is not None:
+            values = hit[0].global_values()
+            if tuple(_type_key(v) for v in values) == hit[2]:
+                return hit[0], hit[1], values
+        t = self.prepare(args)
+        values = t.global_values()
+        fn = self.callable_for(t, getattr(t.generated, role).name, args + values)
+        self._entries[key] = (t, fn, tuple(_type_key(v) for v in values))
+        return t, fn, values
 
 
 _wrappers: dict[Any, DifferentiableFunction] = {}
@@ -249,9 +254,9 @@ def value_and_gradient(f: Callable) -> Callable:
     df = as_differentiable(f)
 
     def value_and_gradient_of(*args: Any) -> tuple[Any, Any]:
-        t, fused = df.entry("fused", args)
+        t, fused, global_values = df.entry("fused", args)
         _scalar_result(t)
-        value, raw = fused(*args)
+        value, raw = fused(*args, *global_values)
         return value, _grads(df, t, raw, args)
 
     return value_and_gradient_of
@@ -279,8 +284,8 @@ def value_with_pullback(f: Callable, *args: Any) -> tuple[Any, Callable]:
     6.0
     """
     df = as_differentiable(f)
-    t, forward = df.entry("forward", args)
-    value, residuals = forward(*args)
+    t, forward, global_values = df.entry("forward", args)
+    value, residuals = forward(*args, *global_values)
     compiled: list[Callable] = []
 
     def pullback_of(cotangent: Any) -> Any:

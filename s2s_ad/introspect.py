@@ -126,7 +126,7 @@ def explain(f: Callable, *args: Any) -> Explanation:
     scalar = t.result_kind in ("float", "int", "bool")
     hot = (t.generated.fused if scalar else t.generated.forward).name
     if args:
-        df.callable_for(t, hot, args)
+        df.callable_for(t, hot, args + t.global_values())
     entries = dict(df.status)
     path, reason = entries.get(hot) or next(iter(entries.values()), ("python", "not run"))
     return Explanation(function=t.name, path=path, reason=reason, entries=entries)

@@ -38,6 +38,28 @@ class ParsedFunction:
                         getattr(node, "col_offset", 0) + 1)
 
 
+@dataclass(frozen=True, eq=False)
+class GlobalRead:
+    """A module global or closure variable a function reads by name: its value is read
+    at every call and passed to the generated code as an argument, so rebinding it,
+    or changing an array it holds in place, is seen as the original function sees it.
+    """
+
+    namespace: Mapping[str, Any]
+    name: str
+
+    @property
+    def key(self) -> tuple[int, str]:
+        return id(self.namespace), self.name
+
+    def value(self) -> Any:
+        try:
+            return self.namespace[self.name]
+        except KeyError:
+            raise NameError(f"name '{self.name}' is not defined (it was when the "
+                            "function was differentiated)") from None
+
+
 @dataclass(frozen=True)
 class LocalFunction:
     """A ``def`` or lambda inside a differentiated function, lifted to the top.

@@ -19,6 +19,7 @@ import builtins
 import inspect
 import linecache
 from collections import ChainMap
+from collections.abc import Iterator, Mapping
 from typing import Any
 
 import gast
@@ -82,16 +83,28 @@ def _file_tree(filename: str) -> tuple[gast.Module, list[str]] | None:
     return _file_trees[key], lines
 
 
-def _namespace(fn: Any) -> ChainMap:
-    """Closure cells, then the (live) globals, then builtins."""
-    cells: dict[str, Any] = {}
-    code = fn.__code__
-    for name, cell in zip(code.co_freevars, fn.__closure__ or (), strict=False):
+class _Cells(Mapping):
+    """A function's closure cells by name, read when looked up (never a snapshot)."""
+
+    def __init__(self, fn: Any):
+        self._cells = dict(zip(fn.__code__.co_freevars, fn.__closure__ or (), strict=False))
+
+    def __getitem__(self, name: str) -> Any:
         try:
-            cells[name] = cell.cell_contents
+            return self._cells[name].cell_contents
         except ValueError:  # an empty cell: the name is not bound yet
-            continue
-    return ChainMap(cells, fn.__globals__, vars(builtins))
+            raise KeyError(name) from None
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._cells)
+
+    def __len__(self) -> int:
+        return len(self._cells)
+
+
+def _namespace(fn: Any) -> ChainMap:
+    """Closure cells, then the globals, then builtins: all read live."""
+    return ChainMap(_Cells(fn), fn.__globals__, vars(builtins))
 
 
 def _find_def(tree: gast.Module, code: Any) -> gast.FunctionDef | None:

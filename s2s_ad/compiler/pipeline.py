@@ -26,7 +26,7 @@ from s2s_ad.compiler.activity import (
 )
 from s2s_ad.compiler.emit import function_source
 from s2s_ad.compiler.infer_kinds import infer_kinds, result_kind
-from s2s_ad.compiler.ir import ParsedFunction
+from s2s_ad.compiler.ir import GlobalRead, ParsedFunction
 from s2s_ad.compiler.jit import GeneratedModule
 from s2s_ad.compiler.linking import load_module
 from s2s_ad.compiler.normalize import NormalFunction, normalize
@@ -71,6 +71,15 @@ class Transform:
     def source(self) -> str:
         return self.module.source
 
+    @property
+    def hidden(self) -> list[GlobalRead]:
+        """The global variables the generated functions take after the parameters."""
+        return self.generated.hidden
+
+    def global_values(self) -> tuple:
+        """The current values of :attr:`hidden`, read now."""
+        return tuple(read.value() for read in self.generated.hidden)
+
 
 def run_stages(parsed: ParsedFunction, arg_kinds: list[Kind], wrt_positions: list[int],
                float_dtype: str, linker: Linker) -> Transform:
@@ -81,6 +90,7 @@ def run_stages(parsed: ParsedFunction, arg_kinds: list[Kind], wrt_positions: lis
     normal = normalize(parsed)
     env = dict(zip(normal.params, arg_kinds, strict=True))
     env.update({name: kind_of_value(value) for name, value in normal.externals.items()})
+    env.update({name: kind_of_value(read.value()) for name, read in normal.hidden.items()})
     kinds = infer_kinds(normal.node, env,
                         lambda callee, kinds, call: linker(callee, kinds, True, call).result_kind)
     wrt = [normal.params[i] for i in wrt_positions]

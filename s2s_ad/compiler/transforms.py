@@ -12,11 +12,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from s2s_ad.compiler.ir import LocalFunction, ParsedFunction
+from s2s_ad.compiler.ir import GlobalRead, LocalFunction, ParsedFunction
+from s2s_ad.compiler.normalize import normalize
 from s2s_ad.compiler.parse import parse_function
 from s2s_ad.compiler.pipeline import Transform, run_stages
 from s2s_ad.errors import NonDifferentiableError
-from s2s_ad.kinds import Kind, carries_derivative
+from s2s_ad.kinds import Kind, carries_derivative, kind_of_value
 
 
 class _Recursion(Exception):
@@ -46,7 +47,8 @@ def transform(target: Any, arg_kinds: list[Kind], wrt_positions: list[int],
               float_dtype: str = "np.float64") -> Transform:
     """Run every stage on ``target`` for arguments of ``arg_kinds`` (cached)."""
     parsed = parsed_function(target)
-    key = (id(parsed), tuple(arg_kinds), tuple(wrt_positions), float_dtype)
+    key = (id(parsed), tuple(arg_kinds), tuple(wrt_positions), float_dtype,
+           _global_kinds(parsed))
     if key in _transforms:
         return _transforms[key]
     if parsed.key in _in_progress:
@@ -62,6 +64,19 @@ def transform(target: Any, arg_kinds: list[Kind], wrt_positions: list[int],
         del _in_progress[parsed.key]
     _transforms[key] = result
     return result
+
+
+_reads: dict[int, tuple[ParsedFunction, list[GlobalRead]]] = {}
+
+
+def _global_kinds(parsed: ParsedFunction) -> tuple:
+    """The kinds of the global variables ``parsed`` reads, now: the generated code
+    depends on them (their values are arguments)."""
+    hit = _reads.get(id(parsed))
+    if hit is None or hit[0] is not parsed:
+        hit = (parsed, list(normalize(parsed).hidden.values()))
+        _reads[id(parsed)] = hit
+    return tuple(kind_of_value(read.value()) for read in hit[1])
 
 
 def _linker(parsed: ParsedFunction, float_dtype: str):

@@ -19,7 +19,7 @@ import gast
 import numpy as np
 
 from s2s_ad import runtime
-from s2s_ad.compiler.ir import LocalFunction
+from s2s_ad.compiler.ir import GlobalRead, LocalFunction
 from s2s_ad.compiler.syntax.annotations import set_anno
 from s2s_ad.compiler.syntax.builders import assigned_names, const, load
 from s2s_ad.compiler.syntax.names import op_word
@@ -85,6 +85,8 @@ class ExpressionNormalizer:
         except KeyError:
             raise self.error(node, "attribute reads on values are not supported yet",
                              "read the field into a variable outside the function") from None
+        if isinstance(node, gast.Name) and isinstance(value, (np.ndarray, bool, *_NUMBER)):
+            return load(self.global_read(node.id))
         if isinstance(value, bool | type(None) | str) or isinstance(value, _NUMBER):
             return const(value.item() if isinstance(value, np.generic) else value)
         if isinstance(value, np.ndarray):
@@ -96,6 +98,17 @@ class ExpressionNormalizer:
             return load(name)
         raise self.error(node, f"a {type(value).__name__} cannot be used as a value here",
                          "only numbers, strings and None are read from globals")
+
+    def global_read(self, source: str) -> str:
+        """The generated name of the global (or closure) variable ``source``: an extra
+        parameter of the generated functions, given the variable's value at each call."""
+        for name, read in self.hidden.items():
+            if read.name == source:
+                return name
+        name = self.namer.fresh(source)
+        self.hidden[name] = GlobalRead(self.parsed.namespace, source)
+        self.temps.add(name)
+        return name
 
     def _is_local_value(self, node: gast.expr) -> bool:
         """Whether ``node`` is an expression over local values (not a module path)."""

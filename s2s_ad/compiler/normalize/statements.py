@@ -24,7 +24,7 @@ from typing import Any
 
 import gast
 
-from s2s_ad.compiler.ir import LocalFunction, ParsedFunction
+from s2s_ad.compiler.ir import GlobalRead, LocalFunction, ParsedFunction
 from s2s_ad.compiler.normalize.control import desugar_control
 from s2s_ad.compiler.normalize.expressions import ExpressionNormalizer, atom_word, is_atom
 from s2s_ad.compiler.parse import finish_parse, lambda_to_def
@@ -42,7 +42,8 @@ class NormalFunction:
     node: gast.FunctionDef
     namer: Namer
     locals: set[str] = field(default_factory=set)
-    externals: dict[str, Any] = field(default_factory=dict)  # global arrays read
+    externals: dict[str, Any] = field(default_factory=dict)  # module arrays read
+    hidden: dict[str, GlobalRead] = field(default_factory=dict)  # globals read at each call
     temps: set[str] = field(default_factory=set)  # names normalization introduced
 
     @property
@@ -67,7 +68,8 @@ class _Normalizer(ExpressionNormalizer):
         self.namer = Namer(every | self.locals | set(parsed.namespace))
         self.local_fns: dict[str, LocalFunction] = {}
         self.temps: set[str] = set()
-        self.externals: dict[str, Any] = {}  # global arrays the body reads
+        self.externals: dict[str, Any] = {}  # arrays of modules the body reads
+        self.hidden: dict[str, GlobalRead] = {}  # global variables the body reads
         self.global_arrays: dict[int, str] = {}
         self.out: list[gast.stmt] = []
         self.line = fdef.lineno
@@ -389,4 +391,5 @@ def normalize(parsed: ParsedFunction) -> NormalFunction:
     copy_annos(fdef, result)
     return NormalFunction(parsed=parsed, node=result, namer=norm.namer,
                           locals=norm.locals | set(parsed.params), externals=norm.externals,
+                          hidden=norm.hidden,
                           temps=norm.temps)

@@ -25,6 +25,7 @@ from typing import Any
 import gast
 
 from s2s_ad.compiler.activity import Activity
+from s2s_ad.compiler.ir import GlobalRead
 from s2s_ad.compiler.normalize import NormalFunction
 from s2s_ad.compiler.reverse import calls, control
 from s2s_ad.compiler.reverse.context import CalleeLink, Context, Linker, Where
@@ -57,6 +58,7 @@ class Generated:
     residuals: list[str]
     residual_kinds: list[Kind]
     tapes: dict[str, str]  # tape name -> "preallocated" | "growable" | "list"
+    hidden: list[GlobalRead]  # globals passed after the parameters, in order
 
 
 def reverse(norm: NormalFunction, kinds: dict[str, Kind], activity: Activity,
@@ -95,7 +97,8 @@ def run(cx: Context) -> Generated:
     residual_tuple = tuple_of([load(r) for r in cx.residuals])
     name = fdef.name
     value_name = cx.namer.fresh("value")
-    forward = function_def(f"{name}_forward", norm.params, cx.fwd_init + fwd_body + [
+    params = norm.params + list(cx.hidden)  # the globals read, after the parameters
+    forward = function_def(f"{name}_forward", params, cx.fwd_init + fwd_body + [
         gast.Return(value=tuple_of([result, residual_tuple]))])
     residuals_arg = cx.namer.fresh("residuals")
     unpack = [gast.Assign(targets=[gast.Tuple(elts=[store(r) for r in cx.residuals],
@@ -107,14 +110,15 @@ def run(cx: Context) -> Generated:
     pullback = function_def(f"{name}_pullback", [residuals_arg, seed_name],
                             unpack + snapshot + reverse_part + put_back +
                             [gast.Return(value=grads)])
-    fused = function_def(f"{name}_value_and_grad", norm.params, cx.fwd_init + fwd_body + [
+    fused = function_def(f"{name}_value_and_grad", params, cx.fwd_init + fwd_body + [
         assign(value_name, result), assign(seed_name, const(1.0))] + reverse_part + [
         gast.Return(value=tuple_of([load(value_name), grads]))])
-    primal = function_def(name, norm.params, primal_body)
+    primal = function_def(name, params, primal_body)
     return Generated(primal=primal, forward=forward, pullback=pullback, fused=fused,
                      links=list(cx.links.values()), externals=cx.externals,
                      residuals=cx.residuals,
-                     residual_kinds=cx.residual_kinds, tapes=cx.tapes)
+                     residual_kinds=cx.residual_kinds, tapes=cx.tapes,
+                     hidden=list(cx.hidden.values()))
 
 
 def keep_written(cx: Context) -> tuple[list[gast.stmt], list[gast.stmt]]:

@@ -73,7 +73,8 @@ def primal_value(cx: Context, value: gast.Call) -> gast.expr:
                          keywords=value.keywords)
     if prim.what == "function" or (prim.what == "custom" and isinstance(
             prim.callee, types.FunctionType)):
-        return gast.Call(func=load(link_callee(cx, prim, primal_only=True).primal), args=args,
+        link = link_callee(cx, prim, primal_only=True)
+        return gast.Call(func=load(link.primal), args=args + passed_globals(cx, link),
                          keywords=[])
     name = cx.external(prim.callee)
     return gast.Call(func=load(name), args=args, keywords=value.keywords)
@@ -99,15 +100,26 @@ def link_callee(cx: Context, prim: Primitive, callee: Any = None, kinds: list | 
             transform=transform, primal=cx.namer.fresh(base),
             forward=cx.namer.fresh(f"{base}_forward"),
             pullback=cx.namer.fresh(f"{base}_pullback"),
-            wrt_positions=transform.wrt_positions)
+            wrt_positions=transform.wrt_positions,
+            globals_passed=[cx.global_name(read) for read in transform.hidden])
     return cx.links[key]
+
+
+def passed_globals(cx: Context, link: CalleeLink, in_pullback: bool = False) -> list[gast.expr]:
+    """The arguments passing a callee the global variables it reads (residuals when the
+    call is in the pullback)."""
+    if in_pullback:
+        for name in link.globals_passed:
+            cx.residual(name, cx.kinds.get(name, "unknown"))
+    return [load(name) for name in link.globals_passed]
 
 
 def call_function(cx: Context, s: gast.Assign, target: str, prim: Primitive, where: Where):
     link = link_callee(cx, prim)
     res = cx.namer.fresh(f"{link.primal}_residuals")
     cx.kinds[res] = "unknown"
-    call = gast.Call(func=load(link.forward), args=list(prim.operands), keywords=[])
+    call = gast.Call(func=load(link.forward),
+                     args=list(prim.operands) + passed_globals(cx, link), keywords=[])
     fwd_call = gast.Assign(targets=[gast.Tuple(elts=[store(target), store(res)],
                                                ctx=gast.Store())],
                            value=call, type_comment=None)
@@ -150,9 +162,11 @@ def call_custom(cx: Context, s: gast.Assign, target: str, prim: Primitive, where
         fwd_part, pb_part = split
         fwd_link = link_callee(cx, prim, fwd_part, primal_only=True)
         func = load(fwd_link.primal)
+        extra = passed_globals(cx, fwd_link)
     else:
         func = load(cx.external(custom.derivative))
-    call = gast.Call(func=func, args=list(prim.operands), keywords=[])
+        extra = []
+    call = gast.Call(func=func, args=list(prim.operands) + extra, keywords=[])
     fwd_call = gast.Assign(targets=[gast.Tuple(elts=[store(target), store(res)],
                                                ctx=gast.Store())],
                            value=call, type_comment=None)
@@ -165,14 +179,14 @@ def call_custom(cx: Context, s: gast.Assign, target: str, prim: Primitive, where
         pb_link = link_callee(cx, prim, pb_part, [cx.kinds[res], cx.kinds.get(target)],
                             primal_only=True)
         pullback_fn = load(pb_link.primal)
-        args = [res_expr]
+        args, after = [res_expr], passed_globals(cx, pb_link, in_pullback=True)
     else:
         f, p, res_expr = saving.save(cx, load(res), where)
-        pullback_fn, args = res_expr, []
+        pullback_fn, args, after = res_expr, [], []
     head, g = cx.grad_source(target, prim)
     grads = cx.namer.fresh(f"{target}_cotangents")
     rev = [cx.header()] + p + head + [
-        assign(grads, gast.Call(func=pullback_fn, args=args + [g], keywords=[]),
+        assign(grads, gast.Call(func=pullback_fn, args=args + [g] + after, keywords=[]),
                 cx.line)]
     positions = custom.positions(len(prim.operands))
     for k, pos in enumerate(positions):

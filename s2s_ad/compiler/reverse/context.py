@@ -16,6 +16,7 @@ from typing import Any
 import gast
 
 from s2s_ad.compiler.activity import Activity
+from s2s_ad.compiler.ir import GlobalRead
 from s2s_ad.compiler.normalize import NormalFunction
 from s2s_ad.compiler.primitives import Primitive
 from s2s_ad.compiler.syntax.annotations import set_anno
@@ -44,6 +45,7 @@ class CalleeLink:
     forward: str
     pullback: str
     wrt_positions: list[int]
+    globals_passed: list[str] = field(default_factory=list)  # caller names of its globals
 
 
 @dataclass
@@ -99,11 +101,13 @@ class Context:
     links: dict[int, CalleeLink] = field(default_factory=dict)
     externals: dict[str, Any] = field(default_factory=dict)
     written: list[str] = field(default_factory=list)  # arrays with item writes
+    hidden: dict[str, GlobalRead] = field(default_factory=dict)  # extra parameters
     line: int | None = None
 
     def __post_init__(self) -> None:
         self.externals = dict(self.norm.externals)
-        self.stable = stable_names(self.norm)
+        self.hidden = dict(self.norm.hidden)
+        self.stable = stable_names(self.norm) | set(self.hidden)
 
     @property
     def namer(self) -> Namer:
@@ -129,6 +133,18 @@ class Context:
         if name not in self.residuals:
             self.residuals.append(name)
             self.residual_kinds.append(kind)
+
+    def global_name(self, read: GlobalRead) -> str:
+        """The parameter that passes the global variable ``read`` (added if new: a
+        callee's globals are passed through its callers)."""
+        for name, known in self.hidden.items():
+            if known.key == read.key:
+                return name
+        name = self.namer.fresh(read.name)
+        self.hidden[name] = read
+        self.kinds[name] = kind_of_value(read.value())
+        self.stable.add(name)
+        return name
 
     def external(self, obj: Any) -> str:
         """A name in the generated module bound to ``obj`` when it is loaded."""
