@@ -624,7 +624,14 @@ def test_float32():
 
 def test_docstring_examples():
     import doctest
+    import importlib
+    import pkgutil
 
-    result = doctest.testmod(ar, optionflags=doctest.NORMALIZE_WHITESPACE,
-                             extraglobs={"np": np})
-    assert result.failed == 0 and result.attempted >= 40
+    failed = attempted = 0
+    for info in pkgutil.iter_modules(ar.__path__):
+        module = importlib.import_module(f"{ar.__name__}.{info.name}")
+        result = doctest.testmod(module, optionflags=doctest.NORMALIZE_WHITESPACE,
+                                 extraglobs={"np": np})
+        failed += result.failed
+        attempted += result.attempted
+    assert failed == 0 and attempted >= 40

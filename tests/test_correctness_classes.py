@@ -216,3 +216,68 @@ def test_writing_through_an_index_array_is_refused_at_its_line():
     with pytest.raises(ad.NonDifferentiableError, match=r"test_correctness_classes.py:\d+:\d+"
                        r": error: writing into 'y' through an index array"):
         ad.gradient(scatter_write)(np.array([1.0, 2.0]), np.array([0, 0]))
+
+
+# ---- an empty tuple-element cotangent added into a full one (issue 13.8) ---------------
+def tuple_of_one_array_twice(m, c):
+    t = (m, m)
+    s = np.sum(m)
+    if c > 10:
+        s += np.sum(t[1])
+    return s
+
+
+@pytest.mark.parametrize("c", [3, 11])
+def test_an_empty_cotangent_adds_nothing(c):
+    check(tuple_of_one_array_twice, np.array([1.0, 2.0]), c)
+
+
+# ---- globals are read at each call (issue 13.3, 13.4) ------------------------------------
+SCALE = 2.0
+WEIGHTS = np.ones(3)
+
+
+def scaled_square(x):
+    return SCALE * x * x
+
+
+def weighted(x):
+    return np.sum(WEIGHTS * x * x)
+
+
+def calls_a_helper_reading_a_global(x):
+    return scaled_square(x) * x
+
+
+def make_weighted(w):
+    def closure(x):
+        return np.sum(w * x * x)
+    return closure
+
+
+@pytest.mark.parametrize("jit", [False, True], ids=["python", "numba"])
+def test_globals_rebound_and_mutated_between_calls(jit, monkeypatch):
+    x = np.array([1.0, 2.0, 3.0])
+    f, g, h = (ad.differentiable(fn, jit=jit) for fn in
+               (scaled_square, weighted, calls_a_helper_reading_a_global))
+    assert ad.gradient(f)(1.0) == 4.0 and ad.gradient(h)(1.0) == 6.0
+    monkeypatch.setattr(__import__(__name__), "SCALE", 5.0)
+    assert f(1.0) == 5.0 and ad.gradient(f)(1.0) == 10.0  # d/dx 5 x^2
+    assert ad.gradient(h)(1.0) == 15.0  # d/dx 5 x^3
+    monkeypatch.setattr(__import__(__name__), "SCALE", 3)  # an int now: another kind
+    assert ad.gradient(f)(1.0) == 6.0
+    np.testing.assert_array_equal(ad.gradient(g)(x), 2 * x)
+    monkeypatch.setattr(__import__(__name__), "WEIGHTS", 2 * np.ones(3))
+    np.testing.assert_array_equal(ad.gradient(g)(x), 4 * x)
+    WEIGHTS_NOW = __import__(__name__).WEIGHTS
+    WEIGHTS_NOW[0] = 10.0  # in place
+    np.testing.assert_array_equal(ad.gradient(g)(x), [20.0, 8.0, 12.0])
+
+
+@pytest.mark.parametrize("jit", [False, True], ids=["python", "numba"])
+def test_closures_over_different_arrays_do_not_share_values(jit):
+    x = np.array([1.0, 2.0, 3.0])
+    one = ad.gradient(ad.differentiable(make_weighted(np.ones(3)), jit=jit))(x)
+    five = ad.gradient(ad.differentiable(make_weighted(5 * np.ones(3)), jit=jit))(x)
+    np.testing.assert_array_equal(one, 2 * x)
+    np.testing.assert_array_equal(five, 10 * x)

@@ -1,9 +1,81 @@
-"""What generated code imports at run time, by topic: ``from s2s_ad import runtime as rt``.
+"""What generated code imports at run time: ``from s2s_ad import runtime as rt``.
 
-Every helper here runs both from Python and inside Numba-compiled code, with
-the same results.  May import NumPy and Numba only: no compiler, no rules.
+Every public helper runs both from Python and inside ``numba.njit`` code, with
+the same results (to rounding; the tests check it): called from Python it runs
+its body (plain NumPy, NumPy's semantics); called from Numba, Numba compiles
+the implementation registered for it with ``numba.extending.overload`` (or the
+body itself, for ``register_jitable`` helpers).  Each variant (``axis`` None or
+an int, ``keepdims`` or not) is its own function, so a call site is
+type-stable.  Results and cotangents are new arrays, never views of an
+argument (except ``reshape``/``reshape_like``, which follow NumPy).
+
+This package may import NumPy and Numba only: no compiler, no rules.  Its
+modules, by topic (this ``__init__`` re-exports each one's ``__all__``):
+
+- ``scalar``: ``sign``, ``log_or_zero``, ``cbrt``, ``fmod``, ``astype_int``,
+  ``astype_float``, ``as_float64``, ``run_hook``
+- ``tapes``: ``grow`` (growable tapes), ``accumulate`` and ``materialize``
+  (array cotangents, empty meaning "none yet")
+- ``broadcasting``: ``unbroadcast``, ``unbroadcast_to_shape``,
+  ``unbroadcast_scalar`` (broadcasting's VJP)
+- ``reductions``: ``{sum,mean,prod,max,min,norm}_axis[_keepdims]``,
+  ``..._all_keepdims``, ``norm_all`` and their VJPs ``..._vjp_axis[_keepdims]``,
+  ``..._vjp_all[_keepdims]``, ``expand_reduced``: generated from the table
+  ``reductions.REDUCTIONS``, one row per reduction
+- ``shapes``: ``reshape``, ``reshape_like``, ``slice_axis``, ``index_axis``
+- ``indexing``: ``scatter_add`` (the cotangent of a gather: repeated indices add up)
+- private: ``reduction_kernels`` (each reduction's Numba kernels and NumPy VJP
+  rules) and ``axes`` (axis normalisation and shape tuples, both paths)
+
+What Numba 0.68 supports natively (nopython mode, float64 arrays; "helper"
+names the helper here that fills the gap):
+
+=========================================  =======================================
+NumPy call                                 Numba 0.68
+=========================================  =======================================
+sum/prod/max/min/mean(x), x.sum() ...      yes, any ndim incl. 0-d; max/min of an
+                                           empty array raise ValueError (as NumPy)
+sum(x, axis=k), x.sum(k)                   yes (int axis, negative too, runtime
+                                           value; tuple of axes too)
+sum(..., keepdims=True)                    no  -> sum_axis_keepdims, *_all_keepdims
+mean/prod/max/min(x, axis=k)               no  -> mean_axis, prod_axis, max_axis, ...
+dot 1-D/2-D (any layout), outer            yes; np.dot(scalar, a) no (use ``*``)
+a @ b, 1-D and 2-D                         yes; np.matmul(a, b) no (use ``@``);
+                                           batched (ndim > 2) no; mixed
+                                           float32/float64 operands no (cast first)
+reshape / x.reshape / np.reshape           yes, C-contiguous input only
+                                           (non-contiguous: NotImplementedError)
+                                           -> reshape, reshape_like
+transpose, x.T, transpose(x, axes)         yes (axes as a literal tuple)
+concatenate((a, b), axis=k)                yes with a tuple; a list no
+stack((a, b), axis=k)                      yes (incl. negative axis)
+  their VJPs: slice/index along an axis    -> slice_axis, index_axis
+linalg.solve, inv, det, slogdet            yes (float32 too, non-contiguous too)
+linalg.norm(x)                             1-D and 2-D (Frobenius) only; ord='fro'
+                                           no; axis= no; ndim > 2 no
+                                           -> norm_all, norm_axis, norm_*_vjp
+where(c, a, b)                             yes (broadcasting, scalar operands);
+                                           where(c) yes
+maximum, minimum                           yes (broadcasting, 0-d)
+clip(x, lo, hi), x.clip                    yes (scalar, array or None bounds)
+exp, expm1, exp2, log, log1p, log2, log10  yes; logaddexp(2) yes
+argmax/argmin (also axis=k), argsort       yes
+sign, floor, ceil, np.round/around         yes; x.round() method no (use np.round)
+astype(np.int64 / np.float32)              yes; astype(int) (builtin type) no
+broadcasting (operators, ufuncs)           yes; its VJP (sum back to a shape) has
+                                           no primitive -> unbroadcast,
+                                           unbroadcast_scalar
+broadcast_to, expand_dims, x[None], ravel  yes; squeeze no
+=========================================  =======================================
+
+Also note: in ``njit`` code a *scalar* float division by zero raises
+ZeroDivisionError (Numba's default error model), where NumPy gives inf/nan;
+array division follows NumPy. The helpers here guard their divisions.
 """
 
-from .arrays import *  # noqa: F403  (the helpers generated code calls as rt.<name>)
+from .broadcasting import *  # noqa: F403  (the helpers generated code calls as rt.<name>)
 from .indexing import *  # noqa: F403
+from .reductions import *  # noqa: F403
 from .scalar import *  # noqa: F403
+from .shapes import *  # noqa: F403
+from .tapes import *  # noqa: F403

@@ -1,6 +1,8 @@
-"""Helpers the generated code calls; each runs in Python and inside Numba.
+"""Scalar helpers and dtype conversions; each runs in Python and inside Numba.
 
-A leaf module: generated modules import it as ``rt``.
+Derivative pieces (``sign``, ``log_or_zero``), math functions Numba lacks
+(``cbrt``, ``fmod``), the conversions ``astype`` calls are rewritten to, and
+``run_hook`` for ``with_derivative`` hooks (Python only).
 """
 
 from __future__ import annotations
@@ -10,6 +12,17 @@ import math
 import numpy as np
 from numba.core import types
 from numba.extending import overload, register_jitable
+
+__all__ = [
+    "as_float64",
+    "astype_float",
+    "astype_int",
+    "cbrt",
+    "fmod",
+    "log_or_zero",
+    "run_hook",
+    "sign",
+]
 
 
 @register_jitable
@@ -34,17 +47,6 @@ def log_or_zero(a):
     if a == 0:
         return 0.0
     return math.nan
-
-
-@register_jitable
-def grow(tape, position):
-    """``tape`` with room for index ``position``: doubles it when full."""
-    n = tape.shape[0]
-    if position < n:
-        return tape
-    bigger = np.empty(max(2 * n, position + 1, 8), tape.dtype)
-    bigger[:n] = tape
-    return bigger
 
 
 @register_jitable
@@ -80,27 +82,6 @@ def astype_float(x):
     return x.astype(np.float64)
 
 
-@register_jitable
-def accumulate(cotangent, contribution):
-    """``cotangent + contribution`` for array cotangents, in place when it can.
-
-    An empty ``cotangent`` means "none yet": the contribution (as float64) takes
-    its place, so a cotangent's shape comes from its first contribution.
-    """
-    if cotangent.size == 0:
-        return contribution.astype(np.float64)
-    cotangent += contribution
-    return cotangent
-
-
-@register_jitable
-def materialize(cotangent, like):
-    """The array cotangent, or zeros shaped like ``like`` if there is none yet."""
-    if cotangent.size == 0 and like.size != 0:
-        return np.zeros(like.shape)
-    return cotangent
-
-
 def as_float64(a):
     """``a`` as float64 (no copy when it already is): cotangents are float64, and
     Numba's dot/matmul need both operands of one dtype."""
@@ -112,17 +93,3 @@ def _as_float64_numba(a):
     if isinstance(a, types.Array) and a.dtype == types.float64:
         return lambda a: a
     return lambda a: a.astype(np.float64)
-
-__all__ = [
-    "accumulate",
-    "as_float64",
-    "astype_float",
-    "astype_int",
-    "cbrt",
-    "fmod",
-    "grow",
-    "log_or_zero",
-    "materialize",
-    "run_hook",
-    "sign",
-]

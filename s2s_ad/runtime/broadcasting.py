@@ -1,0 +1,125 @@
+"""Broadcasting's VJP: sum a cotangent back down to an operand's shape.
+
+NumPy and Numba broadcast operands of ``+``, ``*``, ufuncs...; the cotangent
+of a broadcast operand is the result's cotangent summed over the broadcast
+dimensions, which Numba has no primitive for.  ``unbroadcast`` does it in both
+paths (in Numba with one pass over the cotangent, for any ndim).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba.core.errors import TypingError
+from numba.extending import register_jitable
+
+from .axes import check_array, numba_impl
+
+__all__ = ["unbroadcast", "unbroadcast_scalar", "unbroadcast_to_shape"]
+
+
+@register_jitable
+def _unbroadcast_flat(cf, cs, ls):
+    """Sum flat C-order ``cf`` of shape ``cs`` down to shape ``ls`` (int arrays)."""
+    nc = cs.shape[0]
+    nl = ls.shape[0]
+    lead = nc - nl
+    if lead < 0:
+        raise ValueError("cannot unbroadcast to a shape with more dimensions")
+    step = np.zeros(nc, np.intp)
+    stride = 1
+    for j in range(nl - 1, -1, -1):
+        d = lead + j
+        if ls[j] == cs[d]:
+            step[d] = stride
+        elif ls[j] != 1:
+            raise ValueError("cotangent shape does not broadcast to the operand's shape")
+        stride *= ls[j]
+    out = np.zeros(stride, cf.dtype)
+    if cf.shape[0] == 0:
+        return out
+    idx = np.zeros(nc, np.intp)
+    pos = 0
+    for f in range(cf.shape[0]):
+        out[pos] += cf[f]
+        d = nc - 1
+        while d >= 0:
+            idx[d] += 1
+            pos += step[d]
+            if idx[d] < cs[d]:
+                break
+            pos -= step[d] * cs[d]
+            idx[d] = 0
+            d -= 1
+    return out
+
+
+def unbroadcast_to_shape(c, shape):
+    """Sum ``c`` down to ``shape``: the reverse of broadcasting to ``c.shape``.
+
+    Leading extra dimensions are summed away; dimensions where ``shape`` has 1
+    and ``c`` more are summed with keepdims. Always a new array of ``c``'s dtype.
+
+    >>> unbroadcast_to_shape(np.ones((2, 3, 4)), (3, 1))
+    array([[8.], [8.], [8.]])
+    """
+    c = np.asarray(c)
+    shape = tuple(shape)
+    lead = c.ndim - len(shape)
+    if lead < 0:
+        raise ValueError(f"cannot unbroadcast shape {c.shape} to {shape}")
+    axes = list(range(lead))
+    for j, s in enumerate(shape):
+        if s == 1 and c.shape[lead + j] != 1:
+            axes.append(lead + j)
+        elif s != c.shape[lead + j]:
+            raise ValueError(f"cannot unbroadcast shape {c.shape} to {shape}")
+    if not axes:
+        return c.copy()
+    return np.sum(c, axis=tuple(axes), keepdims=True).reshape(shape)
+
+
+@numba_impl(unbroadcast_to_shape)
+def _ol_unbroadcast_to_shape(c, shape):
+    check_array(c, "c")
+    nl = len(shape)
+    if nl > c.ndim:
+        raise TypingError("array_runtime.unbroadcast: target has more dimensions")
+
+    def impl(c, shape):
+        cs = np.empty(c.ndim, np.intp)
+        for d in range(c.ndim):
+            cs[d] = c.shape[d]
+        ls = np.empty(nl, np.intp)
+        for d in range(nl):
+            ls[d] = shape[d]
+        flat = _unbroadcast_flat(np.ascontiguousarray(c).reshape(-1), cs, ls)
+        return flat.reshape(shape)
+
+    return impl
+
+
+def unbroadcast(c, like):
+    """Sum cotangent ``c`` down to the shape of array ``like``.
+
+    See ``unbroadcast_to_shape``; ``like`` is only used for its shape.
+
+    >>> unbroadcast(np.ones((2, 3)), np.zeros(3))
+    array([2., 2., 2.])
+    """
+    return unbroadcast_to_shape(c, np.shape(like))
+
+
+@numba_impl(unbroadcast)
+def _ol_unbroadcast(c, like):
+    check_array(like, "like")
+    return lambda c, like: unbroadcast_to_shape(c, like.shape)
+
+
+@register_jitable
+def unbroadcast_scalar(c):
+    """The cotangent of a scalar operand broadcast to ``c``'s shape: ``c.sum()``.
+
+    >>> float(unbroadcast_scalar(np.ones((2, 3))))
+    6.0
+    """
+    return np.sum(c)
