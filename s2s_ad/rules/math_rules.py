@@ -19,7 +19,11 @@ def _true_division(kinds: list, operands: list):
 
 
 def _pow_variant(consts: dict, kinds: dict) -> dict:
-    """On arrays the exponent's log must be element-wise (rt.log_or_zero is scalar)."""
+    """On arrays the exponent's log must be element-wise (rt.log_or_zero is scalar).
+    A constant exponent 0 has slope 0 everywhere (never ``0.0 ** -1`` at 0)."""
+    exponent = consts.get("b")
+    if isinstance(exponent, int | float) and not isinstance(exponent, bool) and exponent == 0:
+        return {"adjoints": {"a": "0.0 * g", "b": "g * z * rt.log_or_zero(a)"}}
     if isinstance(kinds.get("a"), ArrayKind) or isinstance(kinds.get("b"), ArrayKind):
         return {"adjoints": {"a": "g * b * a ** (b - 1.0)",
                              "b": "g * z * np.log(np.where(a > 0, a, 1.0))"}}

@@ -76,7 +76,9 @@ def save_residuals(cx: Context, res: str, link: CalleeLink, where: Where):
     """Save a callee's residual tuple; element by element when all are numbers,
     so loops keep them in (preallocated) arrays rather than lists of tuples."""
     kinds = link.transform.generated.residual_kinds
-    if where.top or not kinds or not all(k in NUMERIC for k in kinds):
+    if not kinds:  # nothing to keep (and Numba cannot store empty tuples in a list)
+        return [], [], tuple_of([])
+    if where.top or not all(k in NUMERIC for k in kinds):
         return save(cx, load(res), where)
     fwd: list[gast.stmt] = []
     pops: list[gast.stmt] = []
