@@ -281,3 +281,63 @@ def test_closures_over_different_arrays_do_not_share_values(jit):
     five = ad.gradient(ad.differentiable(make_weighted(5 * np.ones(3)), jit=jit))(x)
     np.testing.assert_array_equal(one, 2 * x)
     np.testing.assert_array_equal(five, 10 * x)
+
+
+# ---- callees with no residuals, functions named like reserved names, x ** 0 ------------
+def no_residuals(v, beta):
+    return v
+
+
+def residual_free_callee_in_a_branch(x, y):
+    if x < 0.5:
+        y = y * 2.0
+    else:
+        y = no_residuals(x + y, 1.0)
+    return y
+
+
+def residual_free_callee_in_a_loop(x):
+    for i in range(3):
+        x = no_residuals(x, 1.0) * 1.5
+    return x
+
+
+@pytest.mark.parametrize("f, args", [
+    (residual_free_callee_in_a_branch, (0.8, 0.3)),
+    (residual_free_callee_in_a_branch, (0.2, 0.3)),
+    (residual_free_callee_in_a_loop, (0.7,)),
+], ids=lambda v: getattr(v, "__name__", ""))
+def test_callees_without_residuals_save_nothing(f, args):
+    # Numba divided by zero (SIGFPE) on a typed list of empty residual tuples
+    check(f, *args)
+
+
+def rt(x):
+    return x * x * 3.0
+
+
+def calls_rt(np):  # noqa: F811  (a parameter named like the NumPy module)
+    return rt(np) + np
+
+
+@pytest.mark.parametrize("f, args", [(rt, (1.3,)), (calls_rt, (0.4,))],
+                         ids=lambda v: getattr(v, "__name__", ""))
+def test_functions_named_like_the_runtime_module(f, args):
+    check(f, *args)
+
+
+def zeroth_power_at_zero(x):
+    x = x * 0.0
+    return x ** 0 + x
+
+
+def zeroth_power(x):
+    return x ** 0.0 * 3.0 + x ** 0
+
+
+@pytest.mark.parametrize("jit", [False, True], ids=["python", "numba"])
+def test_constant_exponent_zero_is_flat_at_zero(jit):
+    # x ** 0 == 1 everywhere: slope 0, never the 0.0 ** -1 of b * a ** (b - 1)
+    assert ad.gradient(ad.differentiable(zeroth_power_at_zero, jit=jit))(0.0) == 0.0
+    check(zeroth_power, 0.0)
+    check(zeroth_power, -1.5)
