@@ -297,7 +297,7 @@ def residual_free_callee_in_a_branch(x, y):
 
 
 def residual_free_callee_in_a_loop(x):
-    for i in range(3):
+    for _step in range(3):
         x = no_residuals(x, 1.0) * 1.5
     return x
 
@@ -341,3 +341,42 @@ def test_constant_exponent_zero_is_flat_at_zero(jit):
     assert ad.gradient(ad.differentiable(zeroth_power_at_zero, jit=jit))(0.0) == 0.0
     check(zeroth_power, 0.0)
     check(zeroth_power, -1.5)
+
+
+# ---- a name rebound from a number to an array, and back (issue 13.14) -------------------
+def scalar_rebound_to_array(x):
+    a = x * 2.0
+    b = a + 1.0
+    a = np.ones(3) * x
+    return np.sum(a) + b
+
+
+def array_rebound_to_scalar(z):
+    g = z * z
+    s = np.sum(g)
+    g = s * z[0]
+    return g + s
+
+
+def parameter_rebound(a, b):
+    a = a * b  # a scalar parameter becomes an array (b is one)
+    c = np.sum(a)
+    a = c * c
+    return a + c
+
+
+def tuple_rebound_to_scalar(x, y):
+    t = (x, y * x)
+    u = t[0] * t[1]
+    t = u * 2.0
+    return t + u
+
+
+@pytest.mark.parametrize("f, args", [
+    (scalar_rebound_to_array, (0.5,)),
+    (array_rebound_to_scalar, (np.array([0.3, -1.2, 2.0]),)),
+    (parameter_rebound, (0.7, np.array([1.0, -0.5, 2.0, 0.25]))),
+    (tuple_rebound_to_scalar, (0.6, 1.7)),
+], ids=lambda v: getattr(v, "__name__", ""))
+def test_a_name_rebound_to_another_shape(f, args):
+    check(f, *args)

@@ -1,0 +1,74 @@
+"""The gradient fuzzer as a test: random programs with colliding names, checked by the oracle.
+
+``S2S_AD_FUZZ_N`` programs (default 500) on the Python path and
+``S2S_AD_FUZZ_JIT`` (default 50) of them also on the Numba path, from a fixed
+seed (``S2S_AD_FUZZ_SEED``, default 1), so every run checks the same programs.
+The test fails listing every WRONG and CRASH program (source, arguments,
+expected, got); REFUSED (``NonDifferentiableError``) and SKIP (no smooth
+evaluation point) are fine. See ``run_fuzz.py`` for a report with
+renaming and shrinking, and ``README.md``.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+import oracle  # noqa: E402
+from programs import program_from_seed  # noqa: E402
+
+N = int(os.environ.get("S2S_AD_FUZZ_N", "500"))
+N_JIT = int(os.environ.get("S2S_AD_FUZZ_JIT", "50"))
+SEED = int(os.environ.get("S2S_AD_FUZZ_SEED", "1"))
+# Programs on the Numba path are smaller: each costs a Numba compilation.
+JIT_STATEMENTS = 3
+
+
+def _run(numbers, directory: Path, jit: bool, max_statements: int) -> tuple[dict, list[str]]:
+    counts: dict[str, int] = {}
+    failures: list[str] = []
+    for k in numbers:
+        seed = SEED * 1_000_000 + k
+        program = program_from_seed(seed, max_statements=max_statements)
+        if jit:  # a hard crash in compiled code must not end the test run
+            outcome = oracle.check_isolated(program, directory, jit=True, seed=seed)
+        else:
+            outcome = oracle.check_program(program, directory, jit=False, seed=seed)
+        counts[outcome.status] = counts.get(outcome.status, 0) + 1
+        if jit and outcome.jit:
+            key = f"numba {outcome.jit}"
+            counts[key] = counts.get(key, 0) + 1
+        if outcome.status in ("WRONG", "CRASH"):
+            failures.append(
+                f"--- program {k} (seed {seed}): {outcome.signature}\n{program.source}"
+                f"args: {program.fname}({program.describe_point(outcome.args or ())})\n"
+                f"{oracle.describe(outcome)}\n")
+    return counts, failures
+
+
+@pytest.fixture(scope="module")
+def fuzz_dir(tmp_path_factory):
+    os.environ.setdefault("S2S_AD_CACHE_DIR", str(tmp_path_factory.mktemp("s2s_cache")))
+    return tmp_path_factory.mktemp("fuzz_programs")
+
+
+def test_python_path(fuzz_dir):
+    counts, failures = _run(range(N), fuzz_dir, jit=False, max_statements=6)
+    summary = f"{N} programs (seed {SEED}), Python path: {counts}"
+    print(summary)
+    assert not failures, f"{summary}\n{len(failures)} failing programs:\n" + "\n".join(failures)
+
+
+@pytest.mark.skipif(N_JIT == 0, reason="S2S_AD_FUZZ_JIT=0")
+def test_numba_path(fuzz_dir):
+    # numbers after the Python-path ones, so these are other programs
+    counts, failures = _run(range(N, N + N_JIT), fuzz_dir, jit=True,
+                            max_statements=JIT_STATEMENTS)
+    summary = f"{N_JIT} programs (seed {SEED}), Numba path: {counts}"
+    print(summary)
+    assert not failures, f"{summary}\n{len(failures)} failing programs:\n" + "\n".join(failures)
