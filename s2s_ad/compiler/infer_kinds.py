@@ -141,6 +141,47 @@ def infer_kinds(fdef: gast.FunctionDef, arg_kinds: dict[str, Kind],
     return state.env
 
 
+def rebound_names(fdef: gast.FunctionDef, kinds: dict[str, Kind], arg_kinds: dict[str, Kind],
+                  callee_kind: CalleeKind) -> set[str]:
+    """The variables of ``fdef`` bound to values of different shapes: a number
+    at one assignment and an array (or a tuple, or an array of another rank) at
+    another.  A parameter's first binding is its argument.  The function's top
+    level is replayed in order, each assignment replacing its variable's kind,
+    so a value computed from the number is not mistaken for an array.
+
+    >>> import numpy as np
+    >>> from s2s_ad.compiler.transforms import transform
+    >>> def f(x):
+    ...     a = x * 2.0
+    ...     b = a + 1.0
+    ...     a = np.ones(3) * b
+    ...     return np.sum(a)
+    >>> kinds = transform(f, ["float"], [0]).kinds  # the pipeline split a
+    >>> kinds["a"], kinds["b"], kinds["a_1"]
+    ('float', 'float', float array1)
+    """
+    state = _Kinds({**kinds, **arg_kinds}, callee_kind)
+    shapes = {name: {_shape(kind)} for name, kind in arg_kinds.items()}
+    for stmt in fdef.body:
+        if isinstance(stmt, gast.Assign) and isinstance(stmt.targets[0], gast.Name):
+            name, kind = stmt.targets[0].id, state.op(stmt.value)
+            shapes.setdefault(name, set()).add(_shape(kind))
+            state.env[name] = kind
+            continue
+        for node in gast.walk(stmt):
+            if isinstance(node, gast.Assign) and isinstance(node.targets[0], gast.Name):
+                shapes.setdefault(node.targets[0].id, set()).add(_shape(state.op(node.value)))
+    return {name for name, found in shapes.items() if len(found - {None}) > 1}
+
+
+def _shape(kind: Kind | None) -> Any:
+    if isinstance(kind, ArrayKind):
+        return ("array", kind.ndim)
+    if isinstance(kind, tuple):
+        return ("tuple", len(kind))
+    return "number" if kind in NUMERIC else None
+
+
 def result_kind(fdef: gast.FunctionDef, kinds: dict[str, Kind]) -> Kind:
     """The kind of what the function returns."""
     ret = fdef.body[-1].value

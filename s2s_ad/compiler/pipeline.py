@@ -2,7 +2,7 @@
 
     parse      -> ParsedFunction   (gast FunctionDef, names resolved, refusals raised)
     normalize  -> NormalFunction   (single exit, flags for break/continue, ANF)
-    kinds      -> kind of every variable
+    kinds      -> kind of every variable (a name rebound to another shape is split)
     activity   -> varied / useful / active variables, zero-derivative findings
     reverse    -> primal, forward, pullback, fused value-and-gradient trees
     emit       -> one commented Python module (in ``linking``, with its callees)
@@ -25,11 +25,11 @@ from s2s_ad.compiler.activity import (
     zero_derivatives,
 )
 from s2s_ad.compiler.emit import function_source
-from s2s_ad.compiler.infer_kinds import infer_kinds, result_kind
+from s2s_ad.compiler.infer_kinds import infer_kinds, rebound_names, result_kind
 from s2s_ad.compiler.ir import GlobalRead, ParsedFunction
 from s2s_ad.compiler.jit import GeneratedModule
 from s2s_ad.compiler.linking import load_module
-from s2s_ad.compiler.normalize import NormalFunction, normalize
+from s2s_ad.compiler.normalize import NormalFunction, normalize, split_versions
 from s2s_ad.compiler.reverse import Generated, reverse
 from s2s_ad.compiler.reverse.context import Linker
 from s2s_ad.errors import ZeroDerivativeWarning
@@ -88,11 +88,7 @@ def run_stages(parsed: ParsedFunction, arg_kinds: list[Kind], wrt_positions: lis
     ``linker(callee, kinds, primal_only)`` transforms a called Python function.
     """
     normal = normalize(parsed)
-    env = dict(zip(normal.params, arg_kinds, strict=True))
-    env.update({name: kind_of_value(value) for name, value in normal.externals.items()})
-    env.update({name: kind_of_value(read.value()) for name, read in normal.hidden.items()})
-    kinds = infer_kinds(normal.node, env,
-                        lambda callee, kinds, call: linker(callee, kinds, True, call).result_kind)
+    kinds = _infer_kinds(normal, arg_kinds, linker)
     wrt = [normal.params[i] for i in wrt_positions]
     activity = analyze_activity(normal.node, wrt, kinds)
     t = Transform(name=parsed.name, parsed=parsed, normal=normal, kinds=kinds,
@@ -102,6 +98,26 @@ def run_stages(parsed: ParsedFunction, arg_kinds: list[Kind], wrt_positions: lis
     t.generated = reverse(normal, kinds, activity, wrt, float_dtype, linker)
     t.module = load_module(t.name, parsed, normal, t.generated)
     return t
+
+
+def _infer_kinds(normal: NormalFunction, arg_kinds: list[Kind], linker: Linker) -> dict[str, Kind]:
+    """The kinds stage; a name rebound to a value of another shape (a number,
+    then an array) is split into versions first."""
+    arguments = dict(zip(normal.params, arg_kinds, strict=True))
+    env = dict(arguments)
+    env.update({name: kind_of_value(value) for name, value in normal.externals.items()})
+    env.update({name: kind_of_value(read.value()) for name, read in normal.hidden.items()})
+
+    def callee_kind(callee, kinds, call):
+        return linker(callee, kinds, True, call).result_kind
+
+    kinds = infer_kinds(normal.node, env, callee_kind)
+    rebound = rebound_names(normal.node, kinds, arguments, callee_kind)
+    versions = split_versions(normal.node, rebound, normal.namer) if rebound else set()
+    if not versions:
+        return kinds
+    normal.locals |= versions
+    return infer_kinds(normal.node, env, callee_kind)
 
 
 def stage_source(t: Transform, stage: str) -> str:

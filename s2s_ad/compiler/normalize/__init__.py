@@ -16,5 +16,6 @@ def f(x, y):
 """
 
 from s2s_ad.compiler.normalize.statements import NormalFunction, normalize
+from s2s_ad.compiler.normalize.versions import split_versions
 
-__all__ = ["NormalFunction", "normalize"]
+__all__ = ["NormalFunction", "normalize", "split_versions"]
