@@ -95,6 +95,18 @@ def join(a: Kind | None, b: Kind | None) -> Kind | None:
     return "unknown"
 
 
+def join_all(kinds: list) -> Kind | None:
+    """The join of every kind in ``kinds`` (None for none).
+
+    >>> join_all(["int", "float", "int"])
+    'float'
+    """
+    result = None
+    for k in kinds:
+        result = join(result, k)
+    return result
+
+
 def _join_arrays(a: Kind, b: Kind) -> Kind:
     arrays = [k for k in (a, b) if isinstance(k, ArrayKind)]
     others = [k for k in (a, b) if not isinstance(k, ArrayKind)]

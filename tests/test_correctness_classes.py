@@ -380,3 +380,78 @@ def tuple_rebound_to_scalar(x, y):
 ], ids=lambda v: getattr(v, "__name__", ""))
 def test_a_name_rebound_to_another_shape(f, args):
     check(f, *args)
+
+
+# ---- a variable exponent that is 0 at a zero base (issue 13.13) -------------------------
+def variable_exponent_zero(x):
+    n = 0
+    return x ** n + x
+
+
+def power_series(b, k):
+    s = 0.0
+    for n in range(k):
+        s += b ** n / (n + 1.0) + pow(b, n) + math.pow(b, n)
+    return s
+
+
+def elementwise_exponents(a, e):
+    return np.sum(a ** e + np.power(a, e * 2.0))
+
+
+@pytest.mark.parametrize("f, args", [
+    (variable_exponent_zero, (0.0,)), (variable_exponent_zero, (1.7,)),
+    (power_series, (0.0, 4)), (power_series, (0.8, 4)),
+], ids=lambda v: getattr(v, "__name__", ""))
+def test_variable_exponent_zero_at_zero(f, args):
+    # d/db b ** n = n * b ** (n - 1), which is 0 for n == 0 even at b == 0
+    check(f, *args)
+
+
+def test_elementwise_exponent_zero_at_zero():
+    # only in the base: at a == 0 the power is not differentiable in its exponent
+    a, e = np.array([0.0, 1.5, 2.0]), np.array([0.0, 2.0, 1.5])
+    check_grads(elementwise_exponents, a, e, wrt=["a"], seed=7)
+    check(elementwise_exponents, a + 0.5, e)
+
+
+# ---- tuples indexed at run time, sliced, iterated, concatenated, summed (issue 13.12) ---
+def tuple_items_at_run_time(x, y):
+    t = (x, y, x * y)
+    s = 0.0
+    for i in range(3):
+        s = s + t[i] * t[i - 1]  # t[-1] at i == 0
+    for v in t:
+        s = s + v * v
+    return s
+
+
+def tuple_slices_and_concatenation(a, b):
+    t = (a, b, a * b, 2.0)
+    head, tail = t[:2], t[1:]
+    w = head + (b * b,) + tail[::2]
+    return w[0] * w[2] + w[3] * w[4] + len(w) * b
+
+
+def builtins_over_tuples(g, z):
+    t = (g * z, g + 1.5, z - g)
+    return sum(t) * max(t) + min(t[1:]) + sum((g, z))
+
+
+def tuple_of_arrays_iterated(x):
+    pair = (x * 2.0, np.sin(x))
+    acc = 0.0
+    for w in pair:
+        acc = acc + np.sum(w * w)
+    return acc + np.sum(sum(pair)) + sum(x)
+
+
+@pytest.mark.parametrize("f, args", [
+    (tuple_items_at_run_time, (0.7, 1.3)),
+    (tuple_slices_and_concatenation, (0.7, -1.3)),
+    (builtins_over_tuples, (0.4, 1.9)),
+    (builtins_over_tuples, (-1.2, 0.3)),
+    (tuple_of_arrays_iterated, (np.array([0.3, -1.0, 2.0]),)),
+], ids=lambda v: getattr(v, "__name__", ""))
+def test_tuple_operations(f, args):
+    check(f, *args)

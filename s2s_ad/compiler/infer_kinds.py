@@ -34,6 +34,7 @@ from s2s_ad.kinds import (  # noqa: F401  (re-exported for the stages)
     foreign_kind,
     indexed,
     join,
+    join_all,
     kind_of_value,
 )
 
@@ -62,7 +63,7 @@ class _Kinds:
         if prim.what == "index":
             base = kinds[0]
             if isinstance(base, tuple):
-                return base[op.slice.value]
+                return tuple_item_kind(base, op.slice)
             if isinstance(base, ArrayKind):
                 return indexed(base, op.slice, self.atom)
             return None if base is None else "unknown"
@@ -84,6 +85,9 @@ class _Kinds:
             return foreign_kind(prim.callee)
         if prim.what == "unknown":
             return foreign_kind(prim.callee)
+        if prim.what == "rule" and isinstance(op, gast.BinOp) and isinstance(op.op, gast.Add) \
+                and all(isinstance(k, tuple) for k in kinds):
+            return kinds[0] + kinds[1]  # tuple concatenation
         if prim.what == "rule":
             return self.rule_kind(prim, kinds, op)
         return "unknown"
@@ -125,6 +129,27 @@ class _Kinds:
                 changed |= self.stmts(s.body)
                 changed |= self.stmts(getattr(s, "orelse", []))
         return changed
+
+
+def tuple_item_kind(base: tuple, index: gast.expr) -> Kind:
+    """The kind of ``t[index]`` for a tuple ``t`` of kinds ``base``: an item for a
+    constant index, a tuple for a constant slice, the join of the items for an
+    index known at run time."""
+    if isinstance(index, gast.Constant) and isinstance(index.value, int):
+        return base[index.value]
+    if isinstance(index, gast.Slice):
+        bounds = static_slice(index)
+        return "unknown" if bounds is None else base[bounds]
+    return join_all(list(base)) if base else "unknown"
+
+
+def static_slice(index: gast.Slice) -> slice | None:
+    """The slice ``index`` stands for when its bounds are constants (or absent)."""
+    parts = [index.lower, index.upper, index.step]
+    if not all(p is None or isinstance(p, gast.Constant) and isinstance(p.value, int | None)
+               for p in parts):
+        return None
+    return slice(*(None if p is None else p.value for p in parts))
 
 
 def infer_kinds(fdef: gast.FunctionDef, arg_kinds: dict[str, Kind],

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import builtins
 
-from ..kinds import ArrayKind
+from ..kinds import ArrayKind, join_all
+from .math_rules import pow_variant
 from .registry import Rule, register
 
 register(builtins.abs, Rule("abs", ("x",), {"x": "g * rt.sign(x)"}, kind="join",
@@ -18,8 +19,8 @@ register(builtins.min, Rule("min", ("a", "b"), {"a": "g if a <= b else 0.0",
                                                "b": "0.0 if a <= b else g"}, kind="join"),
          nargs=2)
 register(builtins.pow, Rule("pow", ("a", "b"), {"a": "g * b * a ** (b - 1)",
-                                               "b": "g * z * rt.log_or_zero(a)"}, kind="pow"),
-         nargs=2)
+                                               "b": "g * z * rt.log_or_zero(a)"}, kind="pow",
+                            variant=pow_variant), nargs=2)
 
 # ---- non-differentiable --------------------------------------------------------
 register(builtins.int, Rule("int", ("x",), kind="int"))
@@ -28,3 +29,27 @@ register(builtins.round, Rule("round", ("x", "ndigits"), kind="float"), nargs=2)
 register(builtins.bool, Rule("bool", ("x",), kind="bool"))
 register(builtins.len, Rule("len", ("x",), kind="int"))
 register(builtins.print, Rule("print", (), kind="none"))
+
+
+# ---- builtins over the items of a tuple (or the rows of an array) ------------
+def _items(kinds: list, operands: list):
+    seq = kinds[0]
+    if isinstance(seq, tuple):
+        return join_all(list(seq)) or "unknown"
+    if isinstance(seq, ArrayKind) and seq.ndim:
+        return ArrayKind(seq.ndim - 1) if seq.ndim > 1 else "float"
+    return "unknown"
+
+
+def _sum_variant(consts: dict, kinds: dict) -> dict:
+    """Numba's ``sum`` adds numbers only: a tuple of arrays is added item by item."""
+    seq = kinds.get("t")
+    if isinstance(seq, tuple) and any(isinstance(k, ArrayKind) for k in seq):
+        return {"forward": "rt.sum_items(t)"}
+    return {}
+
+
+register(builtins.sum, Rule("sum", ("t",), {"t": "rt.fill_like(t, g)"}, kind=_items,
+                            variant=_sum_variant), nargs=1)
+register(builtins.max, Rule("max", ("t",), {"t": "rt.at_max(t, g)"}, kind=_items), nargs=1)
+register(builtins.min, Rule("min", ("t",), {"t": "rt.at_min(t, g)"}, kind=_items), nargs=1)

@@ -10,7 +10,7 @@ import math
 import gast
 
 from ..kinds import ArrayKind, broadcast
-from .registry import Rule, register, register_binop, register_unaryop
+from .registry import NOT_CONSTANT, Rule, register, register_binop, register_unaryop
 
 
 # ---- operators (element-wise on arrays, with broadcasting) -------------------
@@ -18,16 +18,25 @@ def _true_division(kinds: list, operands: list):
     return broadcast([kinds[0], kinds[1], "float"])
 
 
-def _pow_variant(consts: dict, kinds: dict) -> dict:
-    """On arrays the exponent's log must be element-wise (rt.log_or_zero is scalar).
-    A constant exponent 0 has slope 0 everywhere (never ``0.0 ** -1`` at 0)."""
-    exponent = consts.get("b")
+def pow_variant(consts: dict, kinds: dict) -> dict:
+    """The slopes of ``a ** b`` by what is known of ``b`` (for ``**``, ``pow``,
+    ``math.pow`` and ``np.power``).
+
+    ``b * a ** (b - 1)`` reads ``0.0 ** -1`` at ``a == b == 0`` although
+    ``a ** 0`` is constant, so an exponent that may be 0 goes through
+    ``rt.pow_slope`` (or, element-wise, never lowers a zero exponent); a
+    constant exponent keeps the plain form.  On arrays the exponent's log is
+    element-wise (``rt.log_or_zero`` is scalar).
+    """
+    exponent, on_arrays = consts.get("b"), any(isinstance(k, ArrayKind) for k in kinds.values())
+    log = "g * z * np.log(np.where(a > 0, a, 1.0))" if on_arrays else "g * z * rt.log_or_zero(a)"
+    if exponent is NOT_CONSTANT:
+        if isinstance(kinds.get("b"), ArrayKind):
+            return {"adjoints": {"a": "g * b * a ** np.where(b == 0, 1.0, b - 1.0)", "b": log}}
+        return {"adjoints": {"a": "g * rt.pow_slope(a, b)", "b": log}}
     if isinstance(exponent, int | float) and not isinstance(exponent, bool) and exponent == 0:
-        return {"adjoints": {"a": "0.0 * g", "b": "g * z * rt.log_or_zero(a)"}}
-    if isinstance(kinds.get("a"), ArrayKind) or isinstance(kinds.get("b"), ArrayKind):
-        return {"adjoints": {"a": "g * b * a ** (b - 1.0)",
-                             "b": "g * z * np.log(np.where(a > 0, a, 1.0))"}}
-    return {}
+        return {"adjoints": {"a": "0.0 * g", "b": log}}
+    return {"adjoints": {"a": "g * b * a ** (b - 1.0)", "b": log}} if on_arrays else {}
 
 
 register_binop(gast.Add, Rule("+", ("a", "b"), {"a": "g", "b": "g"}, kind="join",
@@ -40,7 +49,7 @@ register_binop(gast.Div, Rule("/", ("a", "b"), {"a": "g / b", "b": "-g * z / b"}
                               kind=_true_division, elementwise=True))
 register_binop(gast.Pow, Rule("**", ("a", "b"), {"a": "g * b * a ** (b - 1)",
                                                  "b": "g * z * rt.log_or_zero(a)"}, kind="pow",
-                              elementwise=True, variant=_pow_variant))
+                              elementwise=True, variant=pow_variant))
 register_binop(gast.Mod, Rule("%", ("a", "b"), {"a": "g", "b": "-g * ((a - z) / b)"},
                               kind="join", elementwise=True))
 register_binop(gast.FloorDiv, Rule("//", ("a", "b"), {}, kind="join"))
@@ -89,7 +98,8 @@ register(math.sqrt, Rule("math.sqrt", ("x",), {"x": "g * 0.5 / z"}))
 register(math.cbrt, Rule("math.cbrt", ("x",), {"x": "g / (3.0 * z * z)"},
                          forward="rt.cbrt(x)"))
 register(math.pow, Rule("math.pow", ("a", "b"), {"a": "g * b * a ** (b - 1.0)",
-                                                 "b": "g * z * rt.log_or_zero(a)"}))
+                                                 "b": "g * z * rt.log_or_zero(a)"},
+                        variant=pow_variant))
 
 # ---- special functions and the rest ------------------------------------------
 register(math.erf, Rule("math.erf", ("x",), {"x": "g * 1.1283791670955126 * math.exp(-x * x)"}))

@@ -13,6 +13,7 @@ import numpy as np
 
 from .. import runtime
 from ..kinds import NUMERIC, ArrayKind, broadcast
+from .math_rules import pow_variant
 from .registry import NOT_CONSTANT, Rule, register, register_binop
 
 
@@ -123,7 +124,8 @@ _BINARY = {
 }
 for _fn, (_da, _db) in _BINARY.items():
     register(_fn, Rule(f"np.{_fn.__name__}", ("a", "b"), {"a": _da, "b": _db},
-                       kind=_broadcast, elementwise=True))
+                       kind=_broadcast, elementwise=True,
+                       variant=pow_variant if _fn is np.power else None))
 register(np.where, Rule("np.where", ("c", "a", "b"),
                         {"a": "np.where(c, g, 0.0)", "b": "np.where(c, 0.0, g)"},
                         kind=lambda k, o: _broadcast(k[1:], o[1:]), elementwise=True), nargs=3)

@@ -12,7 +12,7 @@ argument (except ``reshape``/``reshape_like``, which follow NumPy).
 This package may import NumPy and Numba only: no compiler, no rules.  Its
 modules, by topic (this ``__init__`` re-exports each one's ``__all__``):
 
-- ``scalar``: ``sign``, ``log_or_zero``, ``cbrt``, ``fmod``, ``astype_int``,
+- ``scalar``: ``sign``, ``log_or_zero``, ``pow_slope``, ``cbrt``, ``fmod``, ``astype_int``,
   ``astype_float``, ``as_float64``, ``run_hook``
 - ``tapes``: ``grow`` (growable tapes), ``accumulate`` and ``materialize``
   (array cotangents, empty meaning "none yet")
@@ -24,6 +24,8 @@ modules, by topic (this ``__init__`` re-exports each one's ``__all__``):
   ``reductions.REDUCTIONS``, one row per reduction
 - ``shapes``: ``reshape``, ``reshape_like``, ``slice_axis``, ``index_axis``
 - ``indexing``: ``scatter_add`` (the cotangent of a gather: repeated indices add up)
+- ``tuples``: ``add_at`` (the cotangent of ``t[i]``), ``sum_items``, ``fill_like``, ``at_max``,
+  ``at_min`` (of ``sum``, ``max``, ``min`` of a tuple)
 - private: ``reduction_kernels`` (each reduction's Numba kernels and NumPy VJP
   rules) and ``axes`` (axis normalisation and shape tuples, both paths)
 
@@ -79,3 +81,4 @@ from .reductions import *  # noqa: F403
 from .scalar import *  # noqa: F403
 from .shapes import *  # noqa: F403
 from .tapes import *  # noqa: F403
+from .tuples import *  # noqa: F403

@@ -20,6 +20,7 @@ __all__ = [
     "cbrt",
     "fmod",
     "log_or_zero",
+    "pow_slope",
     "run_hook",
     "sign",
 ]
@@ -47,6 +48,20 @@ def log_or_zero(a):
     if a == 0:
         return 0.0
     return math.nan
+
+
+@register_jitable
+def pow_slope(a, b):
+    """``b * a ** (b - 1)``, the derivative of ``a ** b`` in ``a``, for a scalar
+    exponent that may be 0: then ``a ** b`` is constant and the slope is 0, also
+    at ``a == 0`` (where the formula would read ``0.0 ** -1``).
+
+    >>> pow_slope(3.0, 2), pow_slope(0.0, 0), pow_slope(0.0, 1.0)
+    (6.0, 0.0, 1.0)
+    """
+    if b == 0:
+        return 0.0 * a
+    return b * a ** (b - 1.0)
 
 
 @register_jitable

@@ -36,6 +36,11 @@ from s2s_ad.kinds import ArrayKind, Kind, kind_of_value
 Linker = Callable[..., Any]  # (callee, kinds, primal_only, call=None) -> Transform
 
 
+def _item(value: gast.expr, i: int) -> gast.expr:
+    """Item ``i`` of a tuple expression: the element itself of a tuple display."""
+    return value.elts[i] if isinstance(value, gast.Tuple) else subscript_of(value, i)
+
+
 @dataclass
 class CalleeLink:
     """A call from generated code to another transformed function."""
@@ -157,12 +162,17 @@ class Context:
 
     # -- adjoint accumulation -----------------------------------------------------------
     def accumulate(self, name: str, kind: Kind, value: gast.expr) -> list[gast.stmt]:
-        """``d_name += value`` (element-wise for tuples)."""
+        """``d_name += value`` (element-wise for tuples; a tuple computed by a call
+        is named first, so the call runs once)."""
         target = self.adj(name)
         if isinstance(kind, tuple):
-            elts = [add(k, subscript_of(load(target), i), subscript_of(value, i))
+            first: list[gast.stmt] = []
+            if not isinstance(value, gast.Name | gast.Tuple):
+                named = self.namer.fresh(f"{target}_part")
+                first, value = [assign(named, value, self.line)], load(named)
+            elts = [add(k, subscript_of(load(target), i), _item(value, i))
                     for i, k in enumerate(kind)]
-            return [assign(target, tuple_of(elts), self.line)]
+            return first + [assign(target, tuple_of(elts), self.line)]
         if isinstance(kind, ArrayKind):
             return [assign(target, add(kind, load(target), value), self.line)]
         return [aug(target, gast.Add(), value, self.line)]

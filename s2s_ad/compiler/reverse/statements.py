@@ -9,11 +9,21 @@ from __future__ import annotations
 
 import gast
 
+from s2s_ad.compiler.infer_kinds import static_slice
 from s2s_ad.compiler.primitives import Primitive, classify
 from s2s_ad.compiler.reverse import arrays, calls, saving
 from s2s_ad.compiler.reverse.context import Context, Where
 from s2s_ad.compiler.syntax.annotations import get_anno
-from s2s_ad.compiler.syntax.builders import load, subscript_of, substitute
+from s2s_ad.compiler.syntax.builders import (
+    add,
+    assign,
+    call,
+    load,
+    subscript_of,
+    substitute,
+    tuple_of,
+)
+from s2s_ad.errors import NonDifferentiableError
 from s2s_ad.kinds import ArrayKind
 
 
@@ -67,7 +77,11 @@ def apply_rule(cx: Context, s: gast.Assign, target: str, prim: Primitive, where:
     for pos, atom in prim.differentiable_operands():
         if not cx.active(atom):
             continue
-        if prim.what == "rule":
+        if _concatenation(cx, prim):
+            start = 0 if pos == 0 else len(cx.kind(prim.operands[0]))
+            items = [subscript_of(g, start + i) for i in range(len(cx.kind(atom)))]
+            contributions += cx.accumulate(atom.id, cx.kind(atom), tuple_of(items))
+        elif prim.what == "rule":
             rule, param = prim.rule, prim.rule.params[pos]
             names = {n: value_of(n) for n in rule.needs(param)}
             names["g"] = g
@@ -79,9 +93,38 @@ def apply_rule(cx: Context, s: gast.Assign, target: str, prim: Primitive, where:
         elif prim.what == "tuple":
             contributions += cx.accumulate(atom.id, cx.kind(atom), subscript_of(g, pos))
         elif prim.what == "index":
-            contributions += cx.accumulate_at(atom.id, cx.kind(atom),
-                                                s.value.slice.value, g)
+            contributions += tuple_item_adjoint(cx, s, atom, g, where, before, pops)
     fwd = before + [calls.primal_stmt(cx, s)] + after
     contributions = arrays.guard(cx, target, g, contributions)
     rev = [cx.header()] + pops + head + contributions + cx.reset(target, prim)
     return fwd, rev
+
+
+def _concatenation(cx: Context, prim: Primitive) -> bool:
+    """``t + s`` of two tuples."""
+    return prim.what == "rule" and prim.rule.emit == "+" and all(
+        isinstance(cx.kind(a), tuple) for a in prim.operands)
+
+
+def tuple_item_adjoint(cx: Context, s: gast.Assign, atom: gast.Name, g: gast.expr,
+                       where: Where, fwd: list, pops: list) -> list[gast.stmt]:
+    """The cotangent of ``t[index]`` added into that of the tuple ``t``: at a constant
+    position, at each position of a constant slice, or (``rt.add_at``) at a position
+    known only at run time."""
+    kind, index = cx.kind(atom), s.value.slice
+    if isinstance(index, gast.Constant):
+        return cx.accumulate_at(atom.id, kind, index.value, g)
+    if isinstance(index, gast.Slice):
+        bounds = static_slice(index)
+        if bounds is None:
+            raise NonDifferentiableError("a tuple slice needs constant bounds",
+                                         cx.norm.parsed.location(s))
+        picked = list(range(len(kind)))[bounds]
+        d_t = load(cx.adj(atom.id))
+        items = [subscript_of(d_t, i) for i in range(len(kind))]
+        for j, i in enumerate(picked):
+            items[i] = add(kind[i], items[i], subscript_of(g, j))
+        return [assign(cx.adj(atom.id), tuple_of(items), cx.line)]
+    position = arrays.index_reads(cx, index, where, fwd, pops)
+    return [assign(cx.adj(atom.id), call("rt.add_at", load(cx.adj(atom.id)), position, g),
+                   cx.line)]
