@@ -8,6 +8,7 @@ captured: rule-template parameters (``a``, ``b``, ``x``, ``y``), generated names
 code reserves (``rt``, ``np``, ``math``, ``len``, ``range``, ``min``, ``List``).
 """
 
+import inspect
 import math
 
 import numpy as np
@@ -455,3 +456,66 @@ def tuple_of_arrays_iterated(x):
 ], ids=lambda v: getattr(v, "__name__", ""))
 def test_tuple_operations(f, args):
     check(f, *args)
+
+
+# ---- writes into arrays that another variable may alias (issue 13.5) --------------------
+def returns_its_argument(v):
+    return v
+
+
+def alias_by_unpacking(x):
+    y = x * 2.0
+    z, w = y, 2.0
+    y[0] = 3.0
+    return np.sum(z * x) * w
+
+
+def alias_in_a_tuple(x):
+    y = x * 2.0
+    t = (y, 2.0)
+    y[0] = 3.0
+    return np.sum(t[0] * x)
+
+
+def alias_through_a_helper(x):
+    y = x * 2.0
+    z = returns_its_argument(y)
+    y[0] = 3.0
+    return np.sum(z * x)
+
+
+def alias_of_an_alias(x):
+    y = x * 2.0
+    pair = (y, x)
+    first = pair[0]
+    first[1] = 0.5
+    return np.sum(y * x)
+
+
+def in_place_on_an_alias(x):
+    y = x * 2.0
+    z, w = y, 1.0
+    y += x
+    return np.sum(z * x) * w
+
+
+@pytest.mark.parametrize("f, line", [
+    (alias_by_unpacking, 3), (alias_in_a_tuple, 3), (alias_through_a_helper, 3),
+    (alias_of_an_alias, 4), (in_place_on_an_alias, 3),
+], ids=lambda v: getattr(v, "__name__", ""))
+@pytest.mark.parametrize("jit", [False, True], ids=["python", "numba"])
+def test_writes_through_aliases_are_refused_at_their_line(f, line, jit):
+    first = inspect.getsourcelines(f)[1]
+    with pytest.raises(ad.NonDifferentiableError, match=f":{first + line}:"):
+        ad.gradient(ad.differentiable(f, jit=jit))(np.array([1.0, 2.0, 3.0]))
+
+
+def written_copy_of_a_helper_result(x):
+    y = x * 2.0
+    z = np.copy(returns_its_argument(y))
+    y[0] = 3.0
+    return np.sum(z * x) + np.sum(y)
+
+
+def test_a_copy_is_not_an_alias():
+    check(written_copy_of_a_helper_result, np.array([1.0, 2.0, 3.0]))

@@ -12,7 +12,7 @@ import copy
 import gast
 import numpy as np
 
-from s2s_ad.compiler.primitives import Primitive
+from s2s_ad.compiler.primitives import Primitive, classify
 from s2s_ad.compiler.reverse import saving
 from s2s_ad.compiler.reverse.context import Context, Where
 from s2s_ad.compiler.syntax.annotations import get_anno, set_anno
@@ -166,12 +166,10 @@ def check_writable(cx: Context, name: str, s: gast.Assign) -> None:
         raise NonDifferentiableError(
             f"writing into '{name}', which may share memory with another array, is not "
             "supported", where, f"write into a copy: {name} = np.copy(...)")
-    for other, op in _definitions(cx.norm.node.body):
-        if other != name and other not in cx.norm.temps and _is_view(op, of=name) \
-                and isinstance(cx.kinds.get(other), ArrayKind):
-            raise NonDifferentiableError(
-                f"writing into '{name}' while '{other}' views or aliases it is not "
-                "supported", where, f"make '{other}' a copy: {other} = np.copy(...)")
+    for other in sharing(cx, name):
+        raise NonDifferentiableError(
+            f"writing into '{name}' while '{other}' views or aliases it is not "
+            "supported", where, f"build '{other}' from a copy of '{name}' (np.copy({name}))")
 
 
 def check_in_place(cx: Context, name: str, s: gast.Assign) -> None:
@@ -182,14 +180,53 @@ def check_in_place(cx: Context, name: str, s: gast.Assign) -> None:
         raise NonDifferentiableError(
             f"an in-place operator on the argument array '{name}' would change the "
             "caller's array", where, f"rebind instead: {name} = {name} <op> ...")
-    for other, op in _definitions(cx.norm.node.body):
-        shares = (other != name and other not in cx.norm.temps
-                  and _is_view(op, of=name)) or (other == name and _is_view(op))
-        if shares and isinstance(cx.kinds.get(other), ArrayKind):
-            raise NonDifferentiableError(
-                f"an in-place operator on '{name}', which shares memory with another "
-                "array, is not supported", where,
-                f"rebind instead: {name} = {name} <op> ...")
+    if _is_view(next((op for other, op in _definitions(cx.norm.node.body) if other == name),
+                     None)) or sharing(cx, name):
+        raise NonDifferentiableError(
+            f"an in-place operator on '{name}', which shares memory with another "
+            "array, is not supported", where, f"rebind instead: {name} = {name} <op> ...")
+
+
+def sharing(cx: Context, name: str) -> list[str]:
+    """The user's variables that may share memory with the array ``name``: views,
+    copies of the reference, tuples holding it (and items taken from them), and
+    results of calls it is passed to (a function may return its argument)."""
+    parent: dict[str, str] = {}
+
+    def root(v: str) -> str:
+        while parent.get(v, v) != v:
+            v = parent[v]
+        return v
+
+    for target, op in _definitions(cx.norm.node.body):
+        if not _holds_memory(cx.kinds.get(target)):
+            continue
+        for source in _referenced(op):
+            if _holds_memory(cx.kinds.get(source)):
+                parent[root(target)] = root(source)
+    group = root(name)
+    return sorted(v for v in set(parent) | set(parent.values())
+                  if v != name and root(v) == group and v not in cx.norm.temps
+                  and _holds_memory(cx.kinds.get(v)))
+
+
+def _holds_memory(kind: Kind | None) -> bool:
+    if isinstance(kind, tuple):
+        return any(_holds_memory(k) for k in kind)
+    return isinstance(kind, ArrayKind) or kind == "unknown"
+
+
+def _referenced(op: gast.expr) -> list[str]:
+    """The variables whose memory the value of ``op`` may be (or hold)."""
+    if isinstance(op, gast.Tuple):
+        return [e.id for e in op.elts if isinstance(e, gast.Name)]
+    if _is_view(op):
+        base = op.args[0] if isinstance(op, gast.Call) else getattr(op, "value", op)
+        return [base.id]
+    if isinstance(op, gast.Call) and classify(op).what in ("function", "custom", "unknown",
+                                                          "hook", "cut"):
+        return [a.id for a in op.args if isinstance(a, gast.Name)]
+    return []
 
 
 def kind_of_item(cx: Context, name: str, index: gast.expr) -> Kind:
