@@ -519,3 +519,36 @@ def written_copy_of_a_helper_result(x):
 
 def test_a_copy_is_not_an_alias():
     check(written_copy_of_a_helper_result, np.array([1.0, 2.0, 3.0]))
+
+
+# ---- a number written into a slice at a taped index, in a loop (issue 13.11) ------------
+def number_into_a_column(x):
+    m = np.zeros((2, 3))
+    for k in range(3):
+        s = x[k] * 2.0
+        m[:, k] = s * x[k]
+    return np.sum(m * m)
+
+
+def row_broadcast_into_a_block(x):
+    grid = np.zeros((3, 2, 4))
+    for k in range(3):
+        grid[k, :, 1:] = x[k] * x[1:]
+    return np.sum(np.sin(grid))
+
+
+def columns_read_in_a_loop(a):
+    total = 0.0
+    for k in range(a.shape[1]):
+        col = a[:, k]
+        total = total + np.sum(col * col) * k
+    return total
+
+
+@pytest.mark.parametrize("f, args", [
+    (number_into_a_column, (np.array([1.0, -2.0, 0.5]),)),
+    (row_broadcast_into_a_block, (np.array([0.3, -0.7, 1.1, 0.2]),)),
+    (columns_read_in_a_loop, (np.arange(6.0).reshape(2, 3) / 7.0,)),
+], ids=lambda v: getattr(v, "__name__", ""))
+def test_slices_written_and_read_at_taped_indices(f, args):
+    check(f, *args)

@@ -142,7 +142,7 @@ def write_item(cx: Context, s: gast.Assign, where: Where) -> tuple[list, list]:
                           value=old_value, type_comment=None)
     rev = [cx.header()] + pops + [restore]
     if cx.activity.active(name):
-        rev += item_adjoint(cx, name, index, s.value, where, fwd)
+        rev += item_adjoint(cx, name, index, s.value, where, fwd, item_kind)
     return fwd + [s], rev
 
 
@@ -235,7 +235,10 @@ def kind_of_item(cx: Context, name: str, index: gast.expr) -> Kind:
 
 
 def item_adjoint(cx: Context, name: str, index: gast.expr, value: gast.expr, where: Where,
-                 fwd: list) -> list[gast.stmt]:
+                 fwd: list, item_kind: Kind) -> list[gast.stmt]:
+    """``d_value += d_x[index]`` (summed back to the value's shape), then
+    ``d_x[index] = 0``.  ``item_kind`` is the kind of ``x[index]``: ``index`` here
+    may read tapes, whose kinds the kinds stage never saw."""
     d_x = cx.adj(name)
     f, p, x_value = saving.save(cx, load(name), where)
     fwd += f
@@ -248,7 +251,7 @@ def item_adjoint(cx: Context, name: str, index: gast.expr, value: gast.expr, whe
             fwd += v_f
             out[:0] = v_p
             part = call("rt.unbroadcast", call("np.copy", part), v_value)
-        elif isinstance(kind_of_item(cx, name, index), ArrayKind):
+        elif isinstance(item_kind, ArrayKind):  # a number written into a slice
             part = call("np.sum", part)
         out += cx.accumulate(value.id, kind, part)
     zeroing = gast.Assign(targets=[gast.Subscript(value=load(d_x), slice=index,
