@@ -162,6 +162,7 @@ def uses_set_literal(x):
 
 def uses_list_literal(x):
     v = [x, x]  # <- here
+    v.append(x)
     return x * 2.0 + len(v)
 
 
@@ -233,7 +234,7 @@ def pong(x, n):
     return ping(x, n) * 2.0  # <- here
 
 
-list_in_a_lambda = lambda x: [x, x][0] * 2.0  # <- here
+dict_in_a_lambda = lambda x: {0: x}[0] * 2.0  # <- here
 
 
 def uses_undefined_name(x):

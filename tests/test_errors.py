@@ -51,7 +51,7 @@ REFUSALS = [
     Refusal(rc.uses_walrus, "y :=", "assignment expressions (':=')"),
     Refusal(rc.uses_dict_literal, '{"x"', "dict values"),
     Refusal(rc.uses_set_literal, "{x}", "set values"),
-    Refusal(rc.uses_list_literal, "[x, x]", "list values"),
+    Refusal(rc.uses_list_literal, "[x, x]", "lists changed after they are built"),
     Refusal(rc.uses_for_else, "for", "'for ... else'", (1.0, 3)),
     Refusal(rc.uses_while_else, "while", "'while ... else'"),
     Refusal(rc.uses_decorated_nested_def, "def", "decorated functions"),
@@ -64,7 +64,7 @@ REFUSALS = [
         rc.uses_c_function_inside_an_expression, "math.gamma", "'gamma' has no derivative rule"
     ),
     Refusal(rc.fact, "fact(x, n - 1)", "recursive call to 'fact'", (1.0, 3)),
-    Refusal(rc.list_in_a_lambda, "[x, x]", "list values"),
+    Refusal(rc.dict_in_a_lambda, "{0: x}", "dict values"),
     Refusal(
         rc.uses_undefined_name, "undefined_function", "name 'undefined_function' is not defined"
     ),

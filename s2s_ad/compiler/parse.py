@@ -16,6 +16,7 @@ def lambda_(x, y):
 from __future__ import annotations
 
 import builtins
+import copy
 import inspect
 import linecache
 from collections import ChainMap
@@ -25,6 +26,7 @@ from typing import Any
 import gast
 
 from s2s_ad.compiler.ir import ParsedFunction
+from s2s_ad.compiler.lists import freeze_lists
 from s2s_ad.errors import Location, NonDifferentiableError
 
 _REFUSED: dict[type, tuple[str, str]] = {
@@ -63,7 +65,9 @@ _REFUSED: dict[type, tuple[str, str]] = {
                      "assign on a separate line"),
     gast.Dict: ("dict values are not differentiable", "use a tuple or a dataclass"),
     gast.Set: ("set values are not differentiable", "use a tuple"),
-    gast.List: ("list values are not differentiable", "use a tuple or a NumPy array"),
+    gast.List: ("lists changed after they are built (append, item writes, +=) are not "
+                "differentiable yet", "build the list in one display, or preallocate an array "
+                "(out = np.zeros(n)) and write its items"),
 }
 if hasattr(gast, "TryStar"):
     _REFUSED[gast.TryStar] = _REFUSED[gast.Try]
@@ -172,6 +176,7 @@ def parse_function(fn: Any) -> ParsedFunction:
         node = _find_def(tree, code)
     if node is None:
         raise _source_unavailable(fn)
+    node = copy.deepcopy(node)  # parsing rewrites it (lists); the file's tree is shared
     parsed = ParsedFunction(name=node.name if code.co_name != "<lambda>" else "lambda_",
                             node=node, filename=code.co_filename,
                             namespace=_namespace(fn), key=code)
@@ -193,6 +198,7 @@ def finish_parse(parsed: ParsedFunction, defaults: tuple = ()) -> None:
     for name, value in zip(parsed.params[len(parsed.params) - len(values):], values,
                            strict=True):
         parsed.defaults[name] = value
+    freeze_lists(parsed.node)
     check_supported(parsed.node, parsed.filename)
 
 

@@ -1,0 +1,95 @@
+"""Lists: displays that are only built and read are differentiated as tuples (both
+paths, against finite differences and the dot-product identity); a list changed
+after it is built is refused at its line."""
+
+import inspect
+
+import numpy as np
+import pytest
+
+import s2s_ad as ad
+from s2s_ad.testing import check_grads
+
+
+def read_and_iterated(x0, x1):
+    pair = [x0 * x1, x1]
+    total = 0.0
+    for w in [x0, x1 * 2.0]:
+        total = total + w * w
+    a, b = [x0, x1]
+    return total + pair[0] * pair[-1] + a * b + len(pair)
+
+
+def builtins_of_lists(g, z):
+    values = [g * z, g + 1.5, z - g]
+    return sum(values) * max(values) - min(values) + sum([g, z])
+
+
+def lists_of_arrays(u, scale):
+    v = np.concatenate([u, u * scale])
+    st = np.stack([u, u * scale], axis=1)
+    return np.sum(v * v) + np.sum(np.sin(st))
+
+
+def list_indexed_in_a_loop(a, b):
+    coefficients = [a, b, a * b]
+    acc = 0.0
+    for i in range(3):
+        acc = acc + coefficients[i] * coefficients[2 - i]
+    for k, c in enumerate(coefficients):
+        acc = acc + c * k
+    return acc
+
+
+def nested_lists(a, b):
+    grid = [[a, b], [b * b, 1.0]]
+    row = grid[1]
+    return grid[0][0] * row[0] + sum(grid[0])
+
+
+@pytest.mark.parametrize("f, args", [
+    (read_and_iterated, (0.7, 1.3)),
+    (builtins_of_lists, (0.4, 1.9)),
+    (lists_of_arrays, (np.array([0.5, -1.0, 2.0]), 0.7)),
+    (list_indexed_in_a_loop, (0.3, -1.1)),
+    (nested_lists, (0.6, 1.4)),
+], ids=lambda v: getattr(v, "__name__", ""))
+def test_lists_built_once(f, args):
+    check_grads(f, *args, seed=3)
+
+
+def returns_a_list(x):
+    return [x * x, x]
+
+
+def test_a_returned_list_is_a_tuple_of_its_items():
+    value, pullback = ad.value_with_pullback(ad.differentiable(returns_a_list, jit=False), 3.0)
+    assert value == (9.0, 3.0)
+    assert pullback((1.0, 1.0)) == 7.0  # d/dx (x^2 + x) = 2x + 1
+
+
+def appended(x):
+    out = [x]
+    for i in range(3):
+        out.append(x * i)
+    return out[0]
+
+
+def item_written(x):
+    values = [x, 2.0]
+    values[1] = x * x
+    return values[1]
+
+
+def extended_with_plus_equals(x):
+    values = [x]
+    values += [x * 2.0]
+    return values[0]
+
+
+@pytest.mark.parametrize("f", [appended, item_written, extended_with_plus_equals],
+                         ids=lambda f: f.__name__)
+def test_a_list_changed_after_it_is_built_is_refused_at_its_line(f):
+    line = inspect.getsourcelines(f)[1] + 1  # the display is on the first body line
+    with pytest.raises(ad.NonDifferentiableError, match=f":{line}:.*lists changed after"):
+        ad.gradient(f)(1.0)
