@@ -9,7 +9,11 @@ code reserves (``rt``, ``np``, ``math``, ``len``, ``range``, ``min``, ``List``).
 """
 
 import inspect
+import json
 import math
+import os
+import subprocess
+import sys
 
 import numpy as np
 import pytest
@@ -552,3 +556,45 @@ def columns_read_in_a_loop(a):
 ], ids=lambda v: getattr(v, "__name__", ""))
 def test_slices_written_and_read_at_taped_indices(f, args):
     check(f, *args)
+
+
+# ---- globals are read at each call, also by a second process sharing the cache ----------
+_GLOBALS_PROGRAM = '''
+import os, sys
+import numpy as np
+import s2s_ad as ad
+
+K = float(os.environ["K"])
+W = np.ones(3) * K
+
+
+def make(v):
+    def closure(x):
+        return np.sum(v * x * x)
+    return closure
+
+
+def f(x):
+    return K * np.sum(W * x * x)
+
+
+x = np.array([1.0, 2.0, 3.0])
+jit = sys.argv[1] == "numba"
+print(ad.gradient(ad.differentiable(f, jit=jit))(x).tolist())
+print(ad.gradient(ad.differentiable(make(W * 2.0), jit=jit))(x).tolist())
+'''
+
+
+@pytest.mark.parametrize("jit", ["python", "numba"])
+def test_a_second_process_reads_its_own_globals(jit, tmp_path):
+    # the same file and one compile cache: what the first process compiled must
+    # not bring its K and W into the second (d/dx K * sum(W x^2) = 2 K^2 x)
+    (tmp_path / "program.py").write_text(_GLOBALS_PROGRAM)
+    cache = tmp_path / "cache"
+    for k in (3.0, 7.0):
+        env = dict(os.environ, K=str(k), S2S_AD_CACHE_DIR=str(cache))
+        out = subprocess.run([sys.executable, str(tmp_path / "program.py"), jit], env=env,
+                             capture_output=True, text=True, check=True).stdout.split("\n")
+        x = np.array([1.0, 2.0, 3.0])
+        np.testing.assert_allclose(json.loads(out[0]), 2 * k * k * x, rtol=1e-14)
+        np.testing.assert_allclose(json.loads(out[1]), 4 * k * x, rtol=1e-14)
