@@ -159,7 +159,7 @@ def parse_function(fn: Any) -> ParsedFunction:
 
     >>> def square(x):
     ...     return x * x
-    >>> parse_function(square).params  # doctest: +SKIP
+    >>> parse_function(square).params
     ['x']
     """
     code = getattr(fn, "__code__", None)
