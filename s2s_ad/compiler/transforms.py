@@ -86,7 +86,7 @@ def _linker(parsed: ParsedFunction, float_dtype: str):
         positions = [] if primal_only else [i for i, k in enumerate(kinds)
                                             if carries_derivative(k)]
         try:
-            return transform(callee, kinds, positions, float_dtype)
+            linked = transform(callee, kinds, positions, float_dtype)
         except _Recursion as rec:
             name = rec.parsed.name
             raise NonDifferentiableError(
@@ -94,4 +94,12 @@ def _linker(parsed: ParsedFunction, float_dtype: str):
                 parsed.location(call) if call is not None else None,
                 f"rewrite '{name}' as a loop, or give it a derivative with "
                 f"@ad.derivative(of={name})") from None
+        if linked.normal.written_params:  # the caller's arrays change behind its back
+            name, param = linked.parsed.name, linked.normal.written_params[0]
+            raise NonDifferentiableError(
+                f"'{name}' writes into its argument '{param}': calls to functions that "
+                "change their arguments are not differentiable yet",
+                parsed.location(call) if call is not None else None,
+                f"return the new values from '{name}' instead")
+        return linked
     return link

@@ -208,6 +208,7 @@ register(np.reshape, Rule("np.reshape", ("x", "shape"), {"x": "rt.reshape_like(g
 register(np.transpose, Rule("np.transpose", ("x",), {"x": "np.transpose(g)"}, kind=_same),
          nargs=1)
 register(np.copy, Rule("np.copy", ("x",), {"x": "g"}, kind=_same))
+register(runtime.write_back, Rule("rt.write_back", ("dst", "src"), kind="none"))
 register(np.ravel, Rule("np.ravel", ("x",), {"x": "rt.reshape_like(g, x)"},
                         forward="rt.reshape(x, (-1,))", kind=lambda k, o: ArrayKind(1)))
 

@@ -23,7 +23,8 @@ modules, by topic (this ``__init__`` re-exports each one's ``__all__``):
   ``..._vjp_all[_keepdims]``, ``expand_reduced``: generated from the table
   ``reductions.REDUCTIONS``, one row per reduction
 - ``shapes``: ``reshape``, ``reshape_like``, ``slice_axis``, ``index_axis``
-- ``indexing``: ``scatter_add`` (the cotangent of a gather: repeated indices add up)
+- ``indexing``: ``scatter_add`` (the cotangent of a gather: repeated indices add up),
+  ``write_back`` (argument arrays written by the function)
 - ``tuples``: ``add_at`` (the cotangent of ``t[i]``), ``sum_items``, ``fill_like``, ``at_max``,
   ``at_min`` (of ``sum``, ``max``, ``min`` of a tuple)
 - private: ``reduction_kernels`` (each reduction's Numba kernels and NumPy VJP

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 from numba.core import types
-from numba.extending import overload
+from numba.extending import overload, register_jitable
 
 
 def scatter_add(d, index, g):
@@ -64,4 +64,11 @@ def _scatter_mask(d, index, g):
             taken += 1
 
 
-__all__ = ["scatter_add"]
+__all__ = ["scatter_add", "write_back"]
+
+
+@register_jitable
+def write_back(dst, src):
+    """``dst[...] = src``: a function that writes into an argument array works on a
+    copy, written back into the caller's array before it returns."""
+    dst[...] = src

@@ -25,6 +25,7 @@ from typing import Any
 import gast
 
 from s2s_ad.compiler.ir import GlobalRead, LocalFunction, ParsedFunction
+from s2s_ad.compiler.normalize.arguments import copy_in_and_back, localize
 from s2s_ad.compiler.normalize.control import desugar_control
 from s2s_ad.compiler.normalize.expressions import ExpressionNormalizer, atom_word, is_atom
 from s2s_ad.compiler.parse import finish_parse, lambda_to_def
@@ -45,6 +46,7 @@ class NormalFunction:
     externals: dict[str, Any] = field(default_factory=dict)  # module arrays read
     hidden: dict[str, GlobalRead] = field(default_factory=dict)  # globals read at each call
     temps: set[str] = field(default_factory=set)  # names normalization introduced
+    written_params: list[str] = field(default_factory=list)  # argument arrays it writes
 
     @property
     def params(self) -> list[str]:
@@ -385,12 +387,13 @@ def normalize(parsed: ParsedFunction) -> NormalFunction:
     copy_annos(fdef, work)
     work.body = copy.deepcopy(fdef.body)
     desugar_control(work, norm.namer)
-    norm.locals |= assigned_names(work.body)
-    body = norm.block(work.body)
+    copies = localize(work.body, parsed.params, norm.namer)  # argument arrays written
+    norm.locals |= assigned_names(work.body) | set(copies.values())
+    body = copy_in_and_back(norm.block(work.body), copies, fdef.lineno)
     result = gast.FunctionDef(name=fdef.name, args=fdef.args, body=body, decorator_list=[],
                               returns=None, type_comment=None, type_params=[])
     copy_annos(fdef, result)
     return NormalFunction(parsed=parsed, node=result, namer=norm.namer,
                           locals=norm.locals | set(parsed.params), externals=norm.externals,
-                          hidden=norm.hidden,
-                          temps=norm.temps)
+                          hidden=norm.hidden, temps=norm.temps,
+                          written_params=list(copies))

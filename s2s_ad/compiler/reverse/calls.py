@@ -55,11 +55,11 @@ def primal_stmt(cx: Context, s: gast.stmt) -> gast.stmt:
     if not isinstance(value, gast.Call):
         return s
     new = copy.copy(s)
-    new.value = primal_value(cx, value)
+    new.value = primal_value(cx, value, s)
     return new
 
 
-def primal_value(cx: Context, value: gast.Call) -> gast.expr:
+def primal_value(cx: Context, value: gast.Call, s: gast.stmt) -> gast.expr:
     prim = classify(value)
     args = list(value.args)
     if prim.what in ("hook", "cut"):
@@ -73,7 +73,7 @@ def primal_value(cx: Context, value: gast.Call) -> gast.expr:
                          keywords=value.keywords)
     if prim.what == "function" or (prim.what == "custom" and isinstance(
             prim.callee, types.FunctionType)):
-        link = link_callee(cx, prim, primal_only=True)
+        link = link_callee(cx, prim, primal_only=True, call=s)
         return gast.Call(func=load(link.primal), args=args + passed_globals(cx, link),
                          keywords=[])
     name = cx.external(prim.callee)
@@ -89,10 +89,10 @@ def bind_globals(cx: Context, node: gast.AST) -> None:
 
 
 def link_callee(cx: Context, prim: Primitive, callee: Any = None, kinds: list | None = None,
-         primal_only: bool = False) -> CalleeLink:
+                primal_only: bool = False, call: gast.AST | None = None) -> CalleeLink:
     kinds = kinds if kinds is not None else [cx.kind(a) for a in prim.operands]
     transform = cx.linker(callee if callee is not None else prim.callee, kinds,
-                            primal_only)
+                          primal_only, call)
     key = id(transform)
     if key not in cx.links:
         base = transform.name
@@ -115,7 +115,7 @@ def passed_globals(cx: Context, link: CalleeLink, in_pullback: bool = False) -> 
 
 
 def call_function(cx: Context, s: gast.Assign, target: str, prim: Primitive, where: Where):
-    link = link_callee(cx, prim)
+    link = link_callee(cx, prim, call=s)
     res = cx.namer.fresh(f"{link.primal}_residuals")
     cx.kinds[res] = "unknown"
     call = gast.Call(func=load(link.forward),
