@@ -85,7 +85,7 @@ def read_item(cx: Context, s: gast.Assign, target: str, prim: Primitive, where: 
     rev_body: list[gast.stmt] = []
     head, g = cx.grad_source(target, prim)
     if cx.active(base):
-        f, p, base_value = saving.save(cx, base, where)
+        f, p, base_value = saving.save(cx, base, where, reference=True)  # for its shape
         fwd += f
         pops[:0] = p
         index = index_reads(cx, s.value.slice, where, fwd, pops)
@@ -116,11 +116,13 @@ def write_item(cx: Context, s: gast.Assign, where: Where) -> tuple[list, list]:
     moves ``d_x[index]`` into ``d_v`` and zeroes it."""
     target = s.targets[0]
     name = target.value.id
-    check_writable(cx, name, s)
     if array_index(target.slice, cx.kind) is not None:
         raise NonDifferentiableError(
             f"writing into '{name}' through an index array is not differentiable yet",
             cx.norm.parsed.location(s), "write in a loop over the indices instead")
+    if name in cx.scratch:
+        return write_scratch(cx, s, where)
+    check_writable(cx, name, s)
     cx.written.append(name) if name not in cx.written else None
     cx.residual(name, cx.kinds.get(name))
     fwd: list[gast.stmt] = []
@@ -144,6 +146,44 @@ def write_item(cx: Context, s: gast.Assign, where: Where) -> tuple[list, list]:
     if cx.activity.active(name):
         rev += item_adjoint(cx, name, index, s.value, where, fwd, item_kind)
     return fwd + [s], rev
+
+
+def write_scratch(cx: Context, s: gast.Assign, where: Where) -> tuple[list, list]:
+    """``tmp[index] = v`` into an array allocated again on each pass (see
+    ``Context.scratch``): its values were saved as copies where they were read, so
+    nothing is restored; the pullback moves ``d_tmp[index]`` into ``d_v`` and
+    zeroes it (nothing to do while ``d_tmp`` is still empty)."""
+    target = s.targets[0]
+    name = target.value.id
+    for other in sharing(cx, name):
+        raise NonDifferentiableError(
+            f"writing into '{name}' while '{other}' views or aliases it is not "
+            "supported", cx.norm.parsed.location(s), f"give '{other}' a copy: np.copy({name})")
+    fwd: list[gast.stmt] = []
+    pops: list[gast.stmt] = []
+    if not cx.activity.active(name):
+        return [s], []
+    index = index_reads(cx, target.slice, where, fwd, pops)
+    d_x = cx.adj(name)
+    body: list[gast.stmt] = []
+    value = s.value
+    if cx.active(value):
+        part = gast.Subscript(value=load(d_x), slice=index, ctx=gast.Load())
+        kind = cx.kind(value)
+        if isinstance(kind, ArrayKind):
+            v_f, v_p, v_value = saving.save(cx, value, where, reference=True)
+            fwd += v_f
+            pops[:0] = v_p
+            part = call("rt.unbroadcast", call("np.copy", part), v_value)
+        elif isinstance(kind_of_item(cx, name, target.slice), ArrayKind):
+            part = call("np.sum", part)
+        body += cx.accumulate(value.id, kind, part)
+    body.append(gast.Assign(targets=[gast.Subscript(value=load(d_x), slice=index,
+                                                    ctx=gast.Store())],
+                            value=const(0.0), type_comment=None))
+    size = gast.Attribute(value=load(d_x), attr="size", ctx=gast.Load())
+    test = gast.Compare(left=size, ops=[gast.NotEq()], comparators=[const(0)])
+    return fwd + [s], [cx.header()] + pops + [gast.If(test=test, body=body, orelse=[])]
 
 
 def materialized(cx: Context, d_x: str, like: gast.expr) -> gast.stmt:
@@ -240,7 +280,7 @@ def item_adjoint(cx: Context, name: str, index: gast.expr, value: gast.expr, whe
     ``d_x[index] = 0``.  ``item_kind`` is the kind of ``x[index]``: ``index`` here
     may read tapes, whose kinds the kinds stage never saw."""
     d_x = cx.adj(name)
-    f, p, x_value = saving.save(cx, load(name), where)
+    f, p, x_value = saving.save(cx, load(name), where, reference=True)  # for its shape
     fwd += f
     out = p + [materialized(cx, d_x, x_value)]
     if cx.active(value):

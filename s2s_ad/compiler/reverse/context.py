@@ -14,12 +14,13 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import gast
+import numpy as np
 
 from s2s_ad.compiler.activity import Activity
 from s2s_ad.compiler.ir import GlobalRead
 from s2s_ad.compiler.normalize import NormalFunction
 from s2s_ad.compiler.primitives import Primitive
-from s2s_ad.compiler.syntax.annotations import set_anno
+from s2s_ad.compiler.syntax.annotations import get_anno, set_anno
 from s2s_ad.compiler.syntax.builders import (
     add,
     assign,
@@ -108,11 +109,13 @@ class Context:
     written: list[str] = field(default_factory=list)  # arrays with item writes
     hidden: dict[str, GlobalRead] = field(default_factory=dict)  # extra parameters
     line: int | None = None
+    scratch: set[str] = field(default_factory=set)  # arrays allocated again and written
 
     def __post_init__(self) -> None:
         self.externals = dict(self.norm.externals)
         self.hidden = dict(self.norm.hidden)
         self.stable = stable_names(self.norm) | set(self.hidden)
+        self.scratch = scratch_arrays(self.norm, self.stable)
 
     @property
     def namer(self) -> Namer:
@@ -224,6 +227,28 @@ def _count_assignments(stmts: list[gast.stmt], top: bool, counts: Counter,
         elif isinstance(s, gast.If | gast.While):
             _count_assignments(s.body, False, counts, nested)
             _count_assignments(getattr(s, "orelse", []), False, counts, nested)
+
+
+ALLOCATORS = (np.zeros, np.ones, np.empty, np.full, np.zeros_like, np.ones_like,
+              np.empty_like, np.full_like, np.copy, np.eye, np.identity)
+
+
+def scratch_arrays(norm: NormalFunction, stable: set[str]) -> set[str]:
+    """Arrays written item by item that are bound more than once, each time to a new
+    array (``tmp = np.zeros(k)`` inside a loop): every binding is its own memory, so
+    the pullback keeps copies of their values instead of restoring overwritten items.
+    """
+    written, bindings = set(), {}
+    for node in gast.walk(norm.node):
+        if isinstance(node, gast.Subscript) and isinstance(node.ctx, gast.Store) \
+                and isinstance(node.value, gast.Name):
+            written.add(node.value.id)
+        elif isinstance(node, gast.Assign) and isinstance(node.targets[0], gast.Name):
+            bindings.setdefault(node.targets[0].id, []).append(node.value)
+    return {name for name in written - stable - set(norm.params)
+            if name in bindings and all(isinstance(v, gast.Call) and
+                                        get_anno(v, "callee") in ALLOCATORS
+                                        for v in bindings[name])}
 
 
 def stable_names(norm: NormalFunction) -> set[str]:

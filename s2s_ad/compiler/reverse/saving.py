@@ -17,12 +17,17 @@ from s2s_ad.kinds import NUMERIC, Kind
 _DTYPES = {"int": "np.int64", "bool": "np.bool_"}
 
 
-def save(cx: Context, atom: gast.expr, where: Where) -> tuple[list[gast.stmt], list[gast.stmt],
-                                                     gast.expr]:
-    """(forward statements, pullback statements, pullback expression) for a value."""
+def save(cx: Context, atom: gast.expr, where: Where, reference: bool = False
+         ) -> tuple[list[gast.stmt], list[gast.stmt], gast.expr]:
+    """(forward statements, pullback statements, pullback expression) for a value.
+
+    A scratch array (see ``Context.scratch``) is saved as a copy of its contents
+    now, unless only a ``reference`` is needed (for its shape)."""
     if not isinstance(atom, gast.Name):
         return [], [], atom
     name, kind = atom.id, cx.kind(atom)
+    if name in cx.scratch and not reference:
+        return _save_copy(cx, name, kind, where)
     if name in cx.stable:
         cx.residual(name, kind)
         return [], [], load(name)
@@ -36,6 +41,13 @@ def save(cx: Context, atom: gast.expr, where: Where) -> tuple[list[gast.stmt], l
     if numeric:
         return _push_array(cx, name, kind, where.loop)
     return _push_list(cx, name)
+
+
+def _save_copy(cx: Context, name: str, kind: Kind, where: Where):
+    snapshot = cx.namer.fresh(f"{name}_copy")
+    cx.kinds[snapshot] = kind
+    f, p, e = save(cx, load(snapshot), where)
+    return [assign(snapshot, call("np.copy", load(name)), cx.line)] + f, p, e
 
 
 def _zero_value(cx: Context, kind: Kind) -> gast.expr:
