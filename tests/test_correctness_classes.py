@@ -297,7 +297,7 @@ def residual_free_callee_in_a_branch(x, y):
 
 
 def residual_free_callee_in_a_loop(x):
-    for i in range(3):
+    for _i in range(3):
         x = no_residuals(x, 1.0) * 1.5
     return x
 
