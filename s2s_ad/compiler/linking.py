@@ -2,8 +2,9 @@
 the objects its free names are bound to on the Python and the Numba path.
 
 Also decides what must stay in Python even where Numba would compile it (the
-policy ``explain`` reports): f-strings, which Numba prints differently, and
-calls of Python objects Numba cannot call.
+policy ``explain`` reports): f-strings, which Numba prints differently, ints
+that can grow without bound (``int_growth``), which Numba's int64 would
+overflow, and calls of Python objects Numba cannot call.
 """
 
 from __future__ import annotations
@@ -16,17 +17,19 @@ import gast
 import numpy as np
 
 from s2s_ad.compiler.emit import digest, module_source
+from s2s_ad.compiler.int_growth import growing_int
 from s2s_ad.compiler.ir import ParsedFunction
 from s2s_ad.compiler.jit import GeneratedModule, write_module
 from s2s_ad.compiler.normalize import NormalFunction
 from s2s_ad.compiler.primitives import is_library
 from s2s_ad.compiler.reverse import Generated
+from s2s_ad.kinds import Kind
 
 _ROLES = ("primal", "forward", "pullback")
 
 
 def load_module(name: str, parsed: ParsedFunction, normal: NormalFunction,
-                gen: Generated) -> GeneratedModule:
+                kinds: dict[str, Kind], gen: Generated) -> GeneratedModule:
     """Write the generated module of ``name`` and prepare its two loaded forms."""
     fname = parsed.filename
     functions = [(gen.primal, False), (gen.forward, False), (gen.pullback, True),
@@ -41,7 +44,7 @@ def load_module(name: str, parsed: ParsedFunction, normal: NormalFunction,
     path = write_module(name, source, digest(source))
     names = [f.name for f, _ in functions]
     return GeneratedModule(path, source, names, _binder(gen, "python"), _binder(gen, "numba"),
-                           python_only=_python_only_reason(name, normal, gen))
+                           python_only=_python_only_reason(name, normal, kinds, gen))
 
 
 def _binder(gen: Generated, path: str) -> Callable[[], dict[str, Any]]:
@@ -58,12 +61,18 @@ def _binder(gen: Generated, path: str) -> Callable[[], dict[str, Any]]:
     return bind
 
 
-def _python_only_reason(name: str, normal: NormalFunction, gen: Generated) -> str:
+def _python_only_reason(name: str, normal: NormalFunction, kinds: dict[str, Kind],
+                        gen: Generated) -> str:
     """Why this code must not be compiled even where Numba would accept it ("" if none)."""
     for node in gast.walk(normal.node):
         if isinstance(node, gast.JoinedStr):
             return (f"{name} formats an f-string (line {getattr(node, 'lineno', '?')}), "
                     "which Numba would print differently")
+    growth = growing_int(normal.node, kinds)
+    if growth is not None:
+        return (f"{name} computes an int that can grow without bound at "
+                f"{normal.parsed.filename}:{growth.lineno}:{growth.col} ({growth.message}): "
+                "Numba's int64 would overflow where Python's int does not")
     for link in gen.links:
         reason = link.transform.module.python_only
         if reason:

@@ -96,7 +96,7 @@ def run_stages(parsed: ParsedFunction, arg_kinds: list[Kind], wrt_positions: lis
                   result_kind=result_kind(normal.node, kinds))
     t.zero_derivatives = zero_derivatives(normal.node, wrt, kinds, parsed.name)
     t.generated = reverse(normal, kinds, activity, wrt, float_dtype, linker)
-    t.module = load_module(t.name, parsed, normal, t.generated)
+    t.module = load_module(t.name, parsed, normal, kinds, t.generated)
     return t
 
 

@@ -2,8 +2,9 @@
 
 Private building blocks, each usable from Python and from Numba: normalising a
 possibly negative axis, viewing an array as ``(outer, n, inner)`` around an
-axis, and editing shape tuples (plain tuple code in Python, fixed-length tuples
-in Numba, where a tuple's length is part of its type).
+axis, converting an array to a dtype only when it differs, and editing shape
+tuples (plain tuple code in Python, fixed-length tuples in Numba, where a
+tuple's length is part of its type).
 """
 
 from __future__ import annotations
@@ -62,6 +63,22 @@ def as_3d(x, axis):
     """``x`` as a C-contiguous (outer, n, inner) array around normalised ``axis``."""
     outer, n, inner = split_at(x.shape, axis)
     return np.ascontiguousarray(x).reshape((outer, n, inner))
+
+
+def converted(x, scalar):
+    """``x`` as an array of ``scalar``'s dtype: ``x`` itself if it has it already.
+
+    >>> converted(np.array([True, False]), np.int64)
+    array([1, 0])
+    """
+    return x if x.dtype == scalar else x.astype(scalar)
+
+
+@overload(converted, strict=False)
+def _ol_converted(x, scalar):
+    if x.dtype == scalar.dtype:
+        return lambda x, scalar: x
+    return lambda x, scalar: x.astype(scalar)
 
 
 def shape_without(shape, axis):

@@ -22,8 +22,12 @@ a row ``r`` (``g`` is the cotangent of the forward's result):
 
 Without keepdims the whole-array forward is NumPy's own (``np.sum(x)``...),
 which Numba compiles natively.  ``axis`` may be negative; an axis reduction of
-a 1-D array gives a scalar, as in NumPy.  VJP results are new arrays of
-``x``'s dtype; a cotangent of the wrong shape raises ValueError.
+a 1-D array gives a scalar, as in NumPy.  Forward results have NumPy's result
+dtype on both paths: the Numba forms ask NumPy (``result_dtype``) at typing
+time and run the kernel on the input converted to it (the sum of a bool array
+counts in int64, the mean or norm of an int array is float64, max and min keep
+the dtype).  VJP results are new arrays of ``x``'s dtype; a cotangent of the
+wrong shape raises ValueError.
 """
 
 from __future__ import annotations
@@ -37,9 +41,18 @@ import numpy as np
 from numba.core import types
 from numba.core.errors import TypingError
 from numba.extending import overload
+from numba.np.numpy_support import as_dtype
 
 from . import reduction_kernels as rk
-from .axes import as_3d, check_array, normalize_axis, shape_ones, shape_with, shape_without
+from .axes import (
+    as_3d,
+    check_array,
+    converted,
+    normalize_axis,
+    shape_ones,
+    shape_with,
+    shape_without,
+)
 from .reduction_kernels import as_2d, py_expand, py_vjp, scalar_of
 
 __all__: list[str] = []  # filled by _install
@@ -48,32 +61,51 @@ __all__: list[str] = []  # filled by _install
 # Typing-time builders of the Numba implementations, one per kind of form.
 
 
-def _forward_axis_impl(kernel, keepdims, x):
+def result_dtype(forward, dtype):
+    """The dtype NumPy's ``forward`` gives for an input of dtype ``dtype``
+    (a NumPy dtype or a Numba type), asked of NumPy on a one-element sample.
+
+    >>> result_dtype(np.sum, np.dtype(bool)), result_dtype(np.mean, types.int32)
+    (dtype('int64'), dtype('float64'))
+    >>> result_dtype(np.max, types.int32), result_dtype(np.sum, np.dtype(np.float32))
+    (dtype('int32'), dtype('float32'))
+    """
+    if isinstance(dtype, types.Type):
+        dtype = as_dtype(dtype)
+    return np.asarray(forward(np.ones((1, 1), dtype), axis=0)).dtype
+
+
+def _forward_axis_impl(forward, kernel, keepdims, x):
     check_array(x, "x")
+    scalar = result_dtype(forward, x.dtype).type  # the kernel computes in NumPy's dtype
     if keepdims:
         def impl(x, axis):
             ax = normalize_axis(axis, x.ndim)
-            return kernel(as_3d(x, ax)).reshape(shape_with(x.shape, ax, 1))
+            x3 = converted(as_3d(x, ax), scalar)
+            return kernel(x3).reshape(shape_with(x.shape, ax, 1))
     elif x.ndim == 1:
         def impl(x, axis):
             normalize_axis(axis, 1)
-            return kernel(as_3d(x, 0))[0, 0]
+            return kernel(converted(as_3d(x, 0), scalar))[0, 0]
     else:
         def impl(x, axis):
             ax = normalize_axis(axis, x.ndim)
-            return kernel(as_3d(x, ax)).reshape(shape_without(x.shape, ax))
+            x3 = converted(as_3d(x, ax), scalar)
+            return kernel(x3).reshape(shape_without(x.shape, ax))
     return impl
 
 
-def _forward_all_impl(kernel, keepdims, x):
+def _forward_all_impl(forward, kernel, keepdims, x):
     check_array(x, "x")
+    scalar = result_dtype(forward, x.dtype).type
     if keepdims:
         def impl(x):
-            x3 = np.ascontiguousarray(x).reshape((1, x.size, 1))
+            x3 = converted(np.ascontiguousarray(x).reshape((1, x.size, 1)), scalar)
             return kernel(x3).reshape(shape_ones(x.shape))
     else:
         def impl(x):
-            return kernel(np.ascontiguousarray(x).reshape((1, x.size, 1)))[0, 0]
+            x3 = converted(np.ascontiguousarray(x).reshape((1, x.size, 1)), scalar)
+            return kernel(x3)[0, 0]
     return impl
 
 
@@ -115,7 +147,11 @@ def _vjp_all_impl(kernel, g, x):
 
 
 def _norm(x, axis=None, **keepdims):
-    """``np.linalg.norm`` (2-norm) along ``axis``, or of all of ``x`` for any ndim."""
+    """``np.linalg.norm`` (2-norm) along ``axis``, or of all of ``x`` for any ndim;
+    integers and bools are converted to float64 first, as NumPy does."""
+    x = np.asarray(x)
+    if not np.issubdtype(x.dtype, np.inexact):
+        x = x.astype(np.float64)
     return np.sqrt(np.sum(x * x, axis=axis, **keepdims))
 
 
@@ -290,13 +326,13 @@ def _make(row, form):
             return forward(x, axis=axis, **kw)
 
         def typer(x, axis):
-            return _forward_axis_impl(kernel, keepdims, x)
+            return _forward_axis_impl(forward, kernel, keepdims, x)
     elif form.startswith("all"):
         def public(x):
             return forward(x, keepdims=True) if keepdims else forward(np.asarray(x))
 
         def typer(x):
-            return _forward_all_impl(kernel, keepdims, x)
+            return _forward_all_impl(forward, kernel, keepdims, x)
     elif form.startswith("vjp_axis"):
         def public(g, x, axis):
             x = np.asarray(x)
