@@ -12,7 +12,7 @@ argument (except ``reshape``/``reshape_like``, which follow NumPy).
 This package may import NumPy and Numba only: no compiler, no rules.  Its
 modules, by topic (this ``__init__`` re-exports each one's ``__all__``):
 
-- ``scalar``: ``sign``, ``log_or_zero``, ``cbrt``, ``fmod``, ``astype_int``,
+- ``scalar``: ``sign``, ``log_or_zero``, ``cbrt``, ``fmod``, ``fsum``, ``astype_int``,
   ``astype_float``, ``as_float64``, ``run_hook``
 - ``tapes``: ``grow`` (growable tapes), ``accumulate`` and ``materialize``
   (array cotangents, empty meaning "none yet")
@@ -23,7 +23,11 @@ modules, by topic (this ``__init__`` re-exports each one's ``__all__``):
   ``..._vjp_all[_keepdims]``, ``expand_reduced``: generated from the table
   ``reductions.REDUCTIONS``, one row per reduction
 - ``shapes``: ``reshape``, ``reshape_like``, ``slice_axis``, ``index_axis``
-- ``indexing``: ``scatter_add`` (the cotangent of a gather: repeated indices add up)
+- ``indexing``: ``scatter_add`` (the cotangent of a gather: repeated indices add up),
+  ``take_axis``, ``take_vjp``, ``take_vjp_axis``
+- ``einsum``: ``einsum`` (constant subscripts), ``einsum_like`` (its VJP forms)
+- ``scans``: ``reverse_cumsum`` (cumsum's VJP), ``sort_axis``, ``sort_vjp``
+- ``norms``: ``norm_p_slope`` (the VJP of a vector p-norm)
 - private: ``reduction_kernels`` (each reduction's Numba kernels and NumPy VJP
   rules) and ``axes`` (axis normalisation and shape tuples, both paths)
 
@@ -66,6 +70,16 @@ broadcasting (operators, ufuncs)           yes; its VJP (sum back to a shape) ha
                                            no primitive -> unbroadcast,
                                            unbroadcast_scalar
 broadcast_to, expand_dims, x[None], ravel  yes; squeeze no
+einsum                                     no  -> einsum, einsum_like
+cumsum(x), cumsum(x, axis=k)               yes; its VJP -> reverse_cumsum
+sort(x) (last axis); sort(x, axis=k)       yes; no -> sort_axis; VJP -> sort_vjp
+take(a, idx)                               yes (int, tuple, int array of any shape)
+take(a, idx, axis=k)                       1-D idx only, out-of-bounds indices read
+                                           unchecked -> take_axis
+np.array((a, b)), ((a, b), (c, d))         yes; a tuple of arrays no (use stack)
+math.fsum                                  no  -> fsum
+linalg.norm(x, ord) vectors                1-D only; no axis -> compositions of
+                                           sum/max/min helpers and norm_p_slope
 =========================================  =======================================
 
 Also note: in ``njit`` code a *scalar* float division by zero raises
@@ -74,8 +88,11 @@ array division follows NumPy. The helpers here guard their divisions.
 """
 
 from .broadcasting import *  # noqa: F403  (the helpers generated code calls as rt.<name>)
+from .einsum import *  # noqa: F403
 from .indexing import *  # noqa: F403
+from .norms import *  # noqa: F403
 from .reductions import *  # noqa: F403
 from .scalar import *  # noqa: F403
+from .scans import *  # noqa: F403
 from .shapes import *  # noqa: F403
 from .tapes import *  # noqa: F403
