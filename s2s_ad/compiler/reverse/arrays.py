@@ -40,6 +40,8 @@ def _is_view(op: gast.expr, of: str | None = None) -> bool:
         base = op.value
     elif isinstance(op, gast.Call) and get_anno(op, "callee") in _VIEWS and op.args:
         base = op.args[0]
+    elif isinstance(op, gast.Call) and get_anno(op, "callee") is np.einsum and len(op.args) == 2:
+        base = op.args[1]  # NumPy returns a view for "ij->ji", "ii->i"...
     else:
         return False
     return isinstance(base, gast.Name) and (of is None or base.id == of)
