@@ -331,7 +331,14 @@ for _fn, _name, _gen in ((np.sum, "sum", unif), (np.mean, "mean", unif),
            if _name == _method else []))
 rule(np.linalg.norm, None,
      Case("np.linalg.norm", "np.linalg.norm(x)", args(x=unif(V))),
-     Case("np.linalg.norm-2d", "np.linalg.norm(x)", args(x=unif(M))))
+     Case("np.linalg.norm-2d", "np.linalg.norm(x)", args(x=unif(M))),
+     Case("np.linalg.norm-ord1", "np.linalg.norm(x, 1)", args(x=away(V)), numba=True),
+     Case("np.linalg.norm-ord-inf", "np.linalg.norm(x, np.inf)", args(x=distinct(V))),
+     Case("np.linalg.norm-ord-minus-inf-axis", "np.linalg.norm(x, -np.inf, axis=1)",
+          args(x=distinct(M)), numba=True),
+     Case("np.linalg.norm-ord3-axis-keepdims", "np.linalg.norm(x, 3, axis=0, keepdims=True)",
+          args(x=away(M)), numba=True),
+     Case("np.linalg.norm-fro", "np.linalg.norm(x, 'fro')", args(x=unif(M))))
 
 # ---- products ------------------------------------------------------------------------------
 _PRODUCT_SHAPES = (("1d-1d", ROW, ROW), ("2d-1d", M, ROW), ("1d-2d", (3,), M),
@@ -391,6 +398,42 @@ rule(np.linalg.inv, None, Case("np.linalg.inv", "np.linalg.inv(A)",
 rule(np.linalg.det, None,
      Case("np.linalg.det", "np.linalg.det(A)", args(A=well_conditioned(3))),
      Case("np.linalg.det-4x4", "np.linalg.det(A)", args(A=well_conditioned(4))))
+
+# ---- einsum, scans, sorting, gathers, conversions (more in test_rules_more.py) ------------
+rule(np.einsum, 2,
+     Case("np.einsum-transpose", "np.einsum('ij->ji', a)", args(a=unif(M))),
+     Case("np.einsum-diagonal", "np.einsum('ii->i', a)", args(a=unif((3, 3))), numba=True),
+     Case("np.einsum-row-sums", "np.einsum('ij->i', a)", args(a=unif(M))),
+     Case("np.einsum-trace-implicit", "np.einsum('ii', a)", args(a=unif((3, 3)))))
+rule(np.einsum, 3,
+     Case("np.einsum-matvec", "np.einsum('ij,j->i', a, b)", args(a=unif(M), b=unif(ROW))),
+     Case("np.einsum-matmul", "np.einsum('ij,jk->ik', a, b)", args(a=unif(M), b=unif((4, 2))),
+          numba=True),
+     Case("np.einsum-dot", "np.einsum('i,i->', a, b)", args(a=unif(V), b=unif(V))),
+     Case("np.einsum-implicit", "np.einsum('ij,jk', a, b)", args(a=unif(M), b=unif((4, 2)))))
+rule(np.einsum, 4,
+     Case("np.einsum-three", "np.einsum('i,ij,jk->k', a, b, c)",
+          args(a=unif((3,)), b=unif(M), c=unif((4, 2)))))
+rule(np.cumsum, None,
+     Case("np.cumsum", "np.cumsum(x)", args(x=unif(M))),
+     Case("np.cumsum-axis1", "np.cumsum(x, axis=1)", args(x=unif(M)), numba=True),
+     Case("np.cumsum-axis0-positional", "np.cumsum(x, 0)", args(x=unif(M))))
+rule(np.sort, None,
+     Case("np.sort", "np.sort(x)", args(x=distinct(M))),
+     Case("np.sort-axis0", "np.sort(x, axis=0)", args(x=distinct(M)), numba=True),
+     Case("np.sort-flattened", "np.sort(x, axis=None)", args(x=distinct(M))))
+rule(np.take, None,
+     Case("np.take", "np.take(x, idx)", args(x=unif(M), idx=lambda rng: np.array([0, 5, 5, -1]))),
+     Case("np.take-axis1", "np.take(x, idx, axis=1)",
+          args(x=unif(M), idx=lambda rng: np.array([3, 1, 3])), numba=True))
+rule(np.float64, 1, Case("np.float64", "np.float64(x)", args(x=unif())))
+rule(np.array, 1,
+     Case("np.array-tuple", "np.array((a, b))", args(a=unif(), b=unif())),
+     Case("np.array-tuple-of-arrays", "np.array((a, b))", args(a=unif(V), b=unif(V)),
+          numba=True))
+rule(math.fsum, None,
+     Case("math.fsum-tuple", "math.fsum((a, b))", args(a=unif(), b=unif())),
+     Case("math.fsum-array", "math.fsum(x)", args(x=unif(V)), numba=True))
 
 # ---- NumPy non-differentiable ----------------------------------------------------------------
 rule(np.sign, None, Case("np.sign", "np.sign(x)", args(x=away(M))))

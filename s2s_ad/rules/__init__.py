@@ -1,6 +1,6 @@
 """Derivative rules: the registry API and the built-in tables."""
 
-from . import builtin_rules, math_rules, numpy_rules  # noqa: F401  (registers the tables)
+from . import builtin_rules, einsum_rules, math_rules, numpy_rules  # noqa: F401  (the tables)
 from .registry import Rule, all_rules, lookup, operator_rule, register
 
 __all__ = ["Rule", "all_rules", "lookup", "operator_rule", "register"]

@@ -9,7 +9,7 @@ import math
 
 import gast
 
-from ..kinds import ArrayKind, broadcast
+from ..kinds import NUMERIC, ArrayKind, broadcast
 from .registry import NOT_CONSTANT, Rule, register, register_binop, register_unaryop
 
 
@@ -110,6 +110,21 @@ register(math.copysign, Rule("math.copysign", ("x", "y"),
                              {"x": "g * rt.sign(x) * math.copysign(1.0, y)"}))
 register(math.fmod, Rule("math.fmod", ("x", "y"), {"x": "g", "y": "-g * ((x - z) / y)"},
                          forward="rt.fmod(x, y)"))
+
+
+def _fsum_variant(consts: dict, kinds: dict) -> dict:
+    """The exact sum's derivative is 1 for every term."""
+    seq = kinds.get("seq")
+    if isinstance(seq, tuple) and all(k in NUMERIC for k in seq):
+        return {"adjoints": {"seq": "(" + "g, " * len(seq) + ")"}}
+    if isinstance(seq, ArrayKind) and seq.ndim == 1:
+        return {"adjoints": {"seq": "rt.sum_vjp_all(g, seq)"}}
+    raise ValueError("math.fsum: only a tuple of numbers or a 1-D array is supported here")
+
+
+register(math.fsum, Rule("math.fsum", ("seq",), {"seq": "g"}, forward="rt.fsum(seq)",
+                         variant=_fsum_variant))
+
 
 # ---- non-differentiable: piecewise constant or not numbers -------------------
 for _fn in (math.floor, math.ceil, math.trunc):

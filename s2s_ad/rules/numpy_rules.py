@@ -162,12 +162,67 @@ for _fn, _name, _whole in ((np.sum, "sum", "np.sum(x)"), (np.mean, "mean", "np.m
     register(_fn, Rule(f"np.{_name}", ("x", "axis", "keepdims"), {"x": "g"}, kind=_reduced,
                        defaults={"axis": None, "keepdims": False},
                        variant=_reduction(_name, _whole)))
+
+
+def _abs_reduction(name: str, axis, keep: bool) -> dict:
+    """``np.<name>(np.abs(x))`` along ``axis``: its templates (the VJP is the reduction's
+    times sign(x); max/min give ties equal shares, as JAX does)."""
+    if axis is None:
+        return {"forward": f"np.{name}(np.abs(x))",
+                "adjoints": {"x": f"rt.{name}_vjp_all(g, np.abs(x)) * np.sign(x)"}}
+    suffix = "_keepdims" if keep else ""
+    return {"forward": f"rt.{name}_axis{suffix}(np.abs(x), axis)",
+            "adjoints": {"x": f"rt.{name}_vjp_axis{suffix}(g, np.abs(x), axis) * np.sign(x)"}}
+
+
+def _p_norm(axis, keep: bool) -> dict:
+    """``sum(|x| ** ord) ** (1 / ord)`` along ``axis`` (as NumPy computes it)."""
+    if axis is None:
+        return {"forward": "np.sum(np.abs(x) ** ord) ** (1.0 / ord)",
+                "adjoints": {"x": "g * rt.norm_p_slope(x, z, ord)"}}
+    if keep:
+        return {"forward": "rt.sum_axis_keepdims(np.abs(x) ** ord, axis) ** (1.0 / ord)",
+                "adjoints": {"x": "g * rt.norm_p_slope(x, z, ord)"}}
+    return {"forward": "rt.sum_axis(np.abs(x) ** ord, axis) ** (1.0 / ord)",
+            "adjoints": {"x": "rt.expand_reduced(g, x, axis) * "
+                              "rt.norm_p_slope(x, rt.expand_reduced(z, x, axis), ord)"}}
+
+
 def _norm_variant(consts: dict, kinds: dict) -> dict:
-    if consts.get("ord") is not None:
-        raise ValueError("np.linalg.norm: only the 2-norm (ord=None) is supported")
-    if consts.get("axis") is None and consts.get("keepdims"):
+    """Vector norms (1-D ``x``, or any ``x`` with an ``axis``): ord None, 2, 1, inf,
+    -inf or a number p > 0; matrix norms (2-D ``x``, no axis): ord None or 'fro'.
+    Subgradients: sign(x) (0 at 0) for ord=1; for ord=inf the cotangent goes to the
+    entries of largest |x|, split equally among ties, times their sign (-inf: smallest);
+    0 where the norm is 0."""
+    order, axis, keep = consts.get("ord"), consts.get("axis"), consts.get("keepdims")
+    if NOT_CONSTANT in (order, axis, keep):
+        raise ValueError("np.linalg.norm: ord, axis and keepdims must be constants")
+    if axis is None and keep:
         raise ValueError("np.linalg.norm: keepdims needs an axis")
-    return _reduction("norm", "rt.norm_all(x)")(consts, kinds)
+    ndim = _ndim(kinds.get("x"))
+    if order is None:
+        return _reduction("norm", "rt.norm_all(x)")(consts, kinds)
+    if isinstance(axis, tuple):
+        raise ValueError("np.linalg.norm: a tuple of axes is not supported yet")
+    if axis is None and ndim == 2:
+        if order == "fro":
+            return _reduction("norm", "rt.norm_all(x)")(consts, kinds)
+        raise ValueError(f"np.linalg.norm: the matrix norm ord={order!r} is not supported "
+                         "(only None and 'fro')")
+    if axis is None and ndim != 1:
+        raise ValueError(f"np.linalg.norm: ord={order!r} needs a 1-D or 2-D array, or an axis")
+    if isinstance(order, str) or isinstance(order, bool) or not isinstance(order, int | float):
+        raise ValueError(f"np.linalg.norm: ord={order!r} is not a vector norm")
+    if order == 2:
+        return _reduction("norm", "rt.norm_all(x)")(consts, kinds)
+    if order == 1:
+        return _abs_reduction("sum", axis, keep)
+    if order in (np.inf, -np.inf):
+        return _abs_reduction("max" if order > 0 else "min", axis, keep)
+    if not order > 0:
+        raise ValueError(f"np.linalg.norm: ord={order!r} is not supported (a number > 0, "
+                         "or inf or -inf)")
+    return _p_norm(axis, keep)
 
 
 register(np.linalg.norm, Rule("np.linalg.norm", ("x", "ord", "axis", "keepdims"), {"x": "g"},
@@ -238,6 +293,136 @@ register(np.stack, Rule("np.stack", ("seq", "axis"), {"seq": "g"}, defaults={"ax
                         kind=_stacked,
                         variant=lambda c, k: {"adjoints": {"seq": _pieces(
                             k, "rt.index_axis(g, axis, {i})")}}))
+
+
+# ---- scans, sorting, gathers, conversions ---------------------------------------------------
+def _constant_axis(name: str, consts: dict):
+    axis = consts.get("axis")
+    if axis is NOT_CONSTANT or not (axis is None or isinstance(axis, int)) or \
+            isinstance(axis, bool):
+        raise ValueError(f"np.{name}: axis must be a constant int or None")
+    return axis
+
+
+def _cumsum_variant(consts: dict, kinds: dict) -> dict:
+    """The VJP of a cumulative sum is the reversed cumulative sum of ``g``."""
+    if _constant_axis("cumsum", consts) is None:  # x flattened
+        return {"adjoints": {"x": "rt.reshape_like(rt.reverse_cumsum(g, 0), x)"}}
+    return {"adjoints": {"x": "rt.reverse_cumsum(g, axis)"}}
+
+
+register(np.cumsum, Rule("np.cumsum", ("x", "axis"), {"x": "g"}, defaults={"axis": None},
+                         kind=lambda k, o: _like(k, o) if isinstance(o[1], gast.Constant) and
+                         o[1].value is not None else ArrayKind(1), variant=_cumsum_variant))
+
+
+def _sort_variant(consts: dict, kinds: dict) -> dict:
+    """The VJP of a sort sends ``g`` back through the sorting permutation."""
+    axis = _constant_axis("sort", consts)
+    if axis is None:  # x flattened
+        return {"forward": "np.sort(rt.reshape(x, (-1,)))",
+                "adjoints": {"x": "rt.reshape_like(rt.sort_vjp(g, rt.reshape(x, (-1,)), 0), x)"}}
+    ndim = _ndim(kinds.get("x"))
+    last = axis == -1 or (ndim is not None and axis == ndim - 1)
+    forward = "np.sort(x)" if last else "rt.sort_axis(x, axis)"  # Numba sorts the last axis
+    return {"forward": forward, "adjoints": {"x": "rt.sort_vjp(g, x, axis)"}}
+
+
+register(np.sort, Rule("np.sort", ("x", "axis"), {"x": "g"}, defaults={"axis": -1},
+                       kind=lambda k, o: ArrayKind(1) if isinstance(o[1], gast.Constant) and
+                       o[1].value is None else _like(k, o), variant=_sort_variant))
+
+
+def _taken(kinds: list, operands: list):
+    a, indices, axis = kinds[0], kinds[1], operands[2]
+    floating = not isinstance(a, ArrayKind) or a.floating
+    picked = len(_grid(indices) or ()) if isinstance(indices, tuple) else _ndim(indices)
+    if isinstance(axis, gast.Constant) and axis.value is None:
+        ndim = picked
+    else:
+        ndim = None if None in (picked, _ndim(a)) else _ndim(a) - 1 + picked
+    if ndim == 0:
+        return "float" if floating else "int"
+    return ArrayKind(ndim, floating)
+
+
+def _take_variant(consts: dict, kinds: dict) -> dict:
+    """The VJP of a gather adds ``g`` back at the indices (repeats add up)."""
+    indices = kinds.get("indices")
+    if isinstance(indices, ArrayKind) and (indices.boolean or indices.floating):
+        raise ValueError("np.take: the indices must be integers (for a mask, use a[mask])")
+    if _constant_axis("take", consts) is None:
+        return {"adjoints": {"a": "rt.take_vjp(g, a, indices)"}}
+    return {"forward": "rt.take_axis(a, indices, axis)",
+            "adjoints": {"a": "rt.take_vjp_axis(g, a, indices, axis)"}}
+
+
+register(np.take, Rule("np.take", ("a", "indices", "axis"), {"a": "g"}, defaults={"axis": None},
+                       kind=_taken, variant=_take_variant))
+register(np.float64, Rule("np.float64", ("x",), {"x": "g"},
+                          kind=lambda k, o: ArrayKind(_ndim(k[0])) if isinstance(k[0], ArrayKind)
+                          else "float",
+                          variant=lambda c, k: {"forward": "rt.astype_float(x)"}
+                          if isinstance(k["x"], ArrayKind) else {}), nargs=1)
+
+
+def _grid(kind) -> tuple | None:
+    """The shape of a tuple of numbers, or of (equally long) tuples of numbers...; or None."""
+    if kind in NUMERIC:
+        return ()
+    if isinstance(kind, tuple) and kind:
+        shapes = {_grid(k) for k in kind}
+        if len(shapes) == 1 and None not in shapes:
+            return (len(kind),) + shapes.pop()
+    return None
+
+
+def _leaves(kind) -> list:
+    return [leaf for k in kind for leaf in _leaves(k)] if isinstance(kind, tuple) else [kind]
+
+
+def _array_kind(kinds: list, operands: list):
+    seq = kinds[0]
+    if isinstance(seq, ArrayKind):
+        return seq
+    shape = _grid(seq)
+    if shape:
+        leaves = _leaves(seq)
+        return ArrayKind(len(shape), "float" in leaves, all(k == "bool" for k in leaves))
+    if isinstance(seq, tuple) and seq and all(isinstance(k, ArrayKind) for k in seq):
+        ndims = {k.ndim for k in seq}
+        ndim = ndims.pop() if len(ndims) == 1 else None
+        return ArrayKind(None if ndim is None else ndim + 1, any(k.floating for k in seq))
+    return "unknown"
+
+
+def _entries(shape: tuple, index: tuple = ()) -> str:
+    """``(g[0, 0], g[0, 1], ...)``: the cotangent of a nested tuple of numbers."""
+    if len(index) == len(shape):
+        return f"g[{', '.join(map(str, index))}]"
+    inner = (_entries(shape, index + (i,)) for i in range(shape[len(index)]))
+    return "(" + "".join(part + ", " for part in inner) + ")"
+
+
+def _array_variant(consts: dict, kinds: dict) -> dict:
+    """``np.array`` of a tuple of numbers (or of equally long tuples of numbers), of a
+    tuple of equal-shape arrays (stacked along a new first axis), or of an array (a copy)."""
+    seq = kinds.get("seq")
+    if isinstance(seq, ArrayKind):
+        return {"forward": "np.copy(seq)", "adjoints": {"seq": "g"}}
+    shape = _grid(seq)
+    if shape:
+        return {"adjoints": {"seq": _entries(shape)}}
+    if isinstance(seq, tuple) and seq and all(isinstance(k, ArrayKind) and k.ndim is not None
+                                              for k in seq) and len({k.ndim for k in seq}) == 1:
+        return {"forward": "np.stack(seq)",
+                "adjoints": {"seq": _pieces(kinds, "rt.index_axis(g, 0, {i})")}}
+    raise ValueError("np.array: only a tuple of numbers (or of equally long tuples of numbers),"
+                     " a tuple of arrays of one shape, or an array is supported here")
+
+
+register(np.array, Rule("np.array", ("seq",), {"seq": "g"}, kind=_array_kind,
+                        variant=_array_variant), nargs=1)
 
 
 # ---- linear algebra --------------------------------------------------------------------

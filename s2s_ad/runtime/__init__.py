@@ -12,8 +12,8 @@ argument (except ``reshape``/``reshape_like``, which follow NumPy).
 This package may import NumPy and Numba only: no compiler, no rules.  Its
 modules, by topic (this ``__init__`` re-exports each one's ``__all__``):
 
-- ``scalar``: ``sign``, ``log_or_zero``, ``pow_slope``, ``cbrt``, ``fmod``, ``astype_int``,
-  ``astype_float``, ``as_float64``, ``run_hook``
+- ``scalar``: ``sign``, ``log_or_zero``, ``pow_slope``, ``cbrt``, ``fmod``, ``fsum``,
+  ``astype_int``, ``astype_float``, ``as_float64``, ``run_hook``
 - ``tapes``: ``grow`` (growable tapes), ``accumulate`` and ``materialize``
   (array cotangents, empty meaning "none yet")
 - ``broadcasting``: ``unbroadcast``, ``unbroadcast_to_shape``,
@@ -24,7 +24,11 @@ modules, by topic (this ``__init__`` re-exports each one's ``__all__``):
   ``reductions.REDUCTIONS``, one row per reduction
 - ``shapes``: ``reshape``, ``reshape_like``, ``slice_axis``, ``index_axis``
 - ``indexing``: ``scatter_add`` (the cotangent of a gather: repeated indices add up),
-  ``write_back`` (argument arrays written by the function)
+  ``take_axis``, ``take_vjp``, ``take_vjp_axis``, ``write_back`` (argument arrays
+  written by the function)
+- ``einsum``: ``einsum`` (constant subscripts), ``einsum_like`` (its VJP forms)
+- ``scans``: ``reverse_cumsum`` (cumsum's VJP), ``sort_axis``, ``sort_vjp``
+- ``norms``: ``norm_p_slope`` (the VJP of a vector p-norm)
 - ``tuples``: ``add_at`` (the cotangent of ``t[i]``), ``sum_items``, ``fill_like``, ``at_max``,
   ``at_min`` (of ``sum``, ``max``, ``min`` of a tuple)
 - private: ``reduction_kernels`` (each reduction's Numba kernels and NumPy VJP
@@ -69,6 +73,16 @@ broadcasting (operators, ufuncs)           yes; its VJP (sum back to a shape) ha
                                            no primitive -> unbroadcast,
                                            unbroadcast_scalar
 broadcast_to, expand_dims, x[None], ravel  yes; squeeze no
+einsum                                     no  -> einsum, einsum_like
+cumsum(x), cumsum(x, axis=k)               yes; its VJP -> reverse_cumsum
+sort(x) (last axis); sort(x, axis=k)       yes; no -> sort_axis; VJP -> sort_vjp
+take(a, idx)                               yes (int, tuple, int array of any shape)
+take(a, idx, axis=k)                       1-D idx only, out-of-bounds indices read
+                                           unchecked -> take_axis
+np.array((a, b)), ((a, b), (c, d))         yes; a tuple of arrays no (use stack)
+math.fsum                                  no  -> fsum
+linalg.norm(x, ord) vectors                1-D only; no axis -> compositions of
+                                           sum/max/min helpers and norm_p_slope
 =========================================  =======================================
 
 Also note: in ``njit`` code a *scalar* float division by zero raises
@@ -77,9 +91,12 @@ array division follows NumPy. The helpers here guard their divisions.
 """
 
 from .broadcasting import *  # noqa: F403  (the helpers generated code calls as rt.<name>)
+from .einsum import *  # noqa: F403
 from .indexing import *  # noqa: F403
+from .norms import *  # noqa: F403
 from .reductions import *  # noqa: F403
 from .scalar import *  # noqa: F403
+from .scans import *  # noqa: F403
 from .shapes import *  # noqa: F403
 from .tapes import *  # noqa: F403
 from .tuples import *  # noqa: F403

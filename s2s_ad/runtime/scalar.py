@@ -1,7 +1,7 @@
 """Scalar helpers and dtype conversions; each runs in Python and inside Numba.
 
 Derivative pieces (``sign``, ``log_or_zero``), math functions Numba lacks
-(``cbrt``, ``fmod``), the conversions ``astype`` calls are rewritten to, and
+(``cbrt``, ``fmod``, ``fsum``), the conversions ``astype`` calls are rewritten to, and
 ``run_hook`` for ``with_derivative`` hooks (Python only).
 """
 
@@ -10,6 +10,7 @@ from __future__ import annotations
 import math
 
 import numpy as np
+from numba import literal_unroll
 from numba.core import types
 from numba.extending import overload, register_jitable
 
@@ -19,6 +20,7 @@ __all__ = [
     "astype_int",
     "cbrt",
     "fmod",
+    "fsum",
     "log_or_zero",
     "pow_slope",
     "run_hook",
@@ -108,3 +110,88 @@ def _as_float64_numba(a):
     if isinstance(a, types.Array) and a.dtype == types.float64:
         return lambda a: a
     return lambda a: a.astype(np.float64)
+
+
+def fsum(values):
+    """``math.fsum(values)``: the correctly rounded sum of a tuple or 1-D array.
+
+    Numba lacks it; its version keeps Shewchuk's exact partial sums and rounds
+    them as CPython does. With an infinity or NaN among the values it returns
+    their plain sum (CPython raises on ``inf + -inf``, this gives NaN); an
+    overflow of the partial sums gives inf or NaN (CPython raises OverflowError).
+
+    >>> fsum((0.1,) * 10), sum((0.1,) * 10)
+    (1.0, 0.9999999999999999)
+    """
+    return math.fsum(values)
+
+
+@register_jitable
+def _fsum_array(values):
+    partials = np.empty(values.size + 1)
+    count = 0
+    special = 0.0
+    finite = True
+    for value in values:
+        x = float(value)
+        if not math.isfinite(x):
+            special += x
+            finite = False
+            continue
+        i = 0
+        for j in range(count):
+            y = partials[j]
+            if abs(x) < abs(y):
+                x, y = y, x
+            hi = x + y
+            lo = y - (hi - x)
+            if lo != 0.0:
+                partials[i] = lo
+                i += 1
+            x = hi
+        count = i
+        if x != 0.0:
+            partials[i] = x
+            count = i + 1
+    if not finite:
+        return special
+    # the sum of the partials, rounded half-even as CPython's math.fsum does
+    hi = 0.0
+    if count > 0:
+        n = count - 1
+        hi = partials[n]
+        lo = 0.0
+        while n > 0:
+            x = hi
+            n -= 1
+            y = partials[n]
+            hi = x + y
+            lo = y - (hi - x)
+            if lo != 0.0:
+                break
+        if n > 0 and ((lo < 0.0 and partials[n - 1] < 0.0) or
+                      (lo > 0.0 and partials[n - 1] > 0.0)):
+            y = lo * 2.0
+            x = hi + y
+            if y == x - hi:
+                hi = x
+    return hi
+
+
+@overload(fsum)
+def _fsum_numba(values):
+    if isinstance(values, types.Array) and values.ndim == 1:
+        return _fsum_array
+    if isinstance(values, types.BaseTuple):
+        count = len(values)
+
+        def impl(values):
+            buffer = np.empty(count)
+            k = 0
+            for value in literal_unroll(values):
+                buffer[k] = value
+                k += 1
+            return _fsum_array(buffer)
+
+        return impl
+    return None

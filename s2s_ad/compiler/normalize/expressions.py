@@ -33,7 +33,8 @@ ARRAY_ATTRIBUTES = {"T": np.transpose, "shape": np.shape, "size": np.size, "ndim
 ARRAY_METHODS = {"sum": np.sum, "mean": np.mean, "prod": np.prod, "max": np.max,
                  "min": np.min, "reshape": np.reshape, "transpose": np.transpose,
                  "dot": np.dot, "copy": np.copy, "argmax": np.argmax, "argmin": np.argmin,
-                 "ravel": np.ravel, "flatten": np.ravel, "clip": np.clip, "astype": None}
+                 "ravel": np.ravel, "flatten": np.ravel, "clip": np.clip, "astype": None,
+                 "cumsum": np.cumsum, "take": np.take}
 
 
 def atom_word(atom: gast.expr) -> str:
@@ -146,11 +147,22 @@ class ExpressionNormalizer:
             if self._is_local_value(node.value):
                 return self.attribute(node)
             return self.global_value(node)
-        if isinstance(node, gast.UnaryOp) and isinstance(node.op, gast.USub) and isinstance(
-                node.operand, gast.Constant) and isinstance(node.operand.value, _NUMBER):
-            return const(-node.operand.value)
+        if isinstance(node, gast.UnaryOp) and isinstance(node.op, gast.USub):
+            number = self._constant_number(node.operand)
+            if number is not None:  # -1.5, -np.inf: a constant (an ord=-np.inf stays one)
+                return const(-number)
         op, stem = self.operation(node)
         return self.temp(op, stem, node)
+
+    def _constant_number(self, node: gast.expr) -> Any:
+        """The value of a number literal or a module's number (``np.inf``), else None."""
+        if isinstance(node, gast.Constant):
+            return node.value if isinstance(node.value, _NUMBER) else None
+        if isinstance(node, gast.Attribute) and not self._is_local_value(node.value):
+            value = self.resolve(node)
+            if isinstance(value, _NUMBER) and not isinstance(value, bool | np.bool_):
+                return value.item() if isinstance(value, np.generic) else value
+        return None
 
     def operation(self, node: gast.expr) -> tuple[gast.expr, str]:
         """One ANF operation computing ``node`` (its operands flattened) and a name stem.

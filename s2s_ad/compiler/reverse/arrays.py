@@ -34,15 +34,23 @@ def _definitions(stmts: list[gast.stmt]):
 
 def _is_view(op: gast.expr, of: str | None = None) -> bool:
     """Whether ``op`` may return memory of an existing array (of ``of``, if given)."""
+    base = _view_base(op)
+    return base is not None and (of is None or base == of)
+
+
+def _view_base(op: gast.expr) -> str | None:
+    """The variable whose memory ``op`` may return, if any."""
     if isinstance(op, gast.Name):
         base = op
     elif isinstance(op, gast.Subscript):
         base = op.value
     elif isinstance(op, gast.Call) and get_anno(op, "callee") in _VIEWS and op.args:
         base = op.args[0]
+    elif isinstance(op, gast.Call) and get_anno(op, "callee") is np.einsum and len(op.args) == 2:
+        base = op.args[1]  # NumPy returns a view for "ij->ji", "ii->i"...
     else:
-        return False
-    return isinstance(base, gast.Name) and (of is None or base.id == of)
+        return None
+    return base.id if isinstance(base, gast.Name) else None
 
 
 def broadcast_back(cx: Context, rule: Rule, target: str, atom: gast.expr, param: str,
@@ -260,9 +268,9 @@ def _referenced(op: gast.expr) -> list[str]:
     """The variables whose memory the value of ``op`` may be (or hold)."""
     if isinstance(op, gast.Tuple):
         return [e.id for e in op.elts if isinstance(e, gast.Name)]
-    if _is_view(op):
-        base = op.args[0] if isinstance(op, gast.Call) else getattr(op, "value", op)
-        return [base.id]
+    base = _view_base(op)
+    if base is not None:
+        return [base]
     if isinstance(op, gast.Call) and classify(op).what in ("function", "custom", "unknown",
                                                           "hook", "cut"):
         return [a.id for a in op.args if isinstance(a, gast.Name)]

@@ -1,0 +1,86 @@
+"""Derivative rules of ``np.einsum`` with constant subscripts (1 to 3 operands).
+
+The subscripts are parsed when the rule is specialised to a call: the forward
+is ``rt.einsum`` with the explicit form of the subscripts (NumPy's in Python,
+a contraction kernel under Numba), and the VJP of each operand is itself an
+einsum, of the cotangent ``g`` (with the output's labels) and the other
+operands, into that operand's labels.  When an operand repeats a label
+(``"ii->i"``) or has a label no other term has (``"ij->i"``), its VJP writes
+on a diagonal or repeats along an axis: ``rt.einsum_like``, shaped like the
+operand.
+
+>>> parts = _einsum_variant(("a", "b"))({"subscripts": "ij,jk"}, {})
+>>> parts["forward"]
+"rt.einsum('ij,jk->ik', a, b)"
+>>> parts["adjoints"]["a"], parts["adjoints"]["b"]
+("rt.einsum('ik,jk->ij', g, b)", "rt.einsum('ik,ij->jk', g, a)")
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..kinds import NUMERIC, ArrayKind
+from ..runtime.einsum import parse_subscripts
+from .registry import NOT_CONSTANT, Rule, register
+
+_OPERANDS = ("a", "b", "c")
+
+
+def _parsed(subscripts) -> tuple[tuple[str, ...], str]:
+    if subscripts is NOT_CONSTANT or not isinstance(subscripts, str):
+        raise ValueError("np.einsum: the subscripts must be a string literal")
+    try:
+        return parse_subscripts(subscripts)
+    except ValueError as exc:
+        raise ValueError(f"np.{exc}") from None
+
+
+def _einsum_kind(kinds: list, operands: list):
+    subscripts = operands[0]
+    try:
+        _, out = _parsed(getattr(subscripts, "value", NOT_CONSTANT))
+    except ValueError:
+        return "unknown"
+    floating = not all(k in ("int", "bool") or (isinstance(k, ArrayKind) and not k.floating)
+                       for k in kinds[1:])
+    if not out:
+        return "float" if floating else "int"
+    return ArrayKind(len(out), floating)
+
+
+def _vjp(k: int, names: tuple[str, ...], ins: tuple[str, ...], out: str) -> str:
+    """The VJP template of operand ``k``: an einsum of ``g`` and the other operands."""
+    others = [j for j in range(len(names)) if j != k]
+    spec = ",".join([out] + [ins[j] for j in others]) + "->" + ins[k]
+    args = ", ".join(["g"] + [names[j] for j in others])
+    elsewhere = out + "".join(ins[j] for j in others)
+    if len(set(ins[k])) == len(ins[k]) and set(ins[k]) <= set(elsewhere):
+        return f"rt.einsum({spec!r}, {args})"
+    return f"rt.einsum_like({spec!r}, {names[k]}, {args})"
+
+
+def _einsum_variant(names: tuple[str, ...]):
+    def variant(consts: dict, kinds: dict) -> dict:
+        ins, out = _parsed(consts.get("subscripts"))
+        if len(ins) != len(names):
+            raise ValueError(f"np.einsum {consts['subscripts']!r}: {len(ins)} subscripts for "
+                             f"{len(names)} operands")
+        for labels, name in zip(ins, names, strict=True):
+            kind = kinds.get(name)
+            ndim = kind.ndim if isinstance(kind, ArrayKind) else 0 if kind in NUMERIC else None
+            if ndim is not None and ndim != len(labels):
+                raise ValueError(f"np.einsum {consts['subscripts']!r}: subscript {labels!r} "
+                                 f"for a {ndim}-D operand")
+        spec = ",".join(ins) + "->" + out
+        return {"forward": f"rt.einsum({spec!r}, {', '.join(names)})",
+                "adjoints": {name: _vjp(k, names, ins, out) for k, name in enumerate(names)}}
+
+    return variant
+
+
+for _count in (1, 2, 3):
+    _names = _OPERANDS[:_count]
+    register(np.einsum, Rule("np.einsum", ("subscripts", *_names), dict.fromkeys(_names, "g"),
+                             kind=_einsum_kind, variant=_einsum_variant(_names)),
+             nargs=1 + _count)
