@@ -419,6 +419,9 @@ rule(np.einsum, 3,
 rule(np.einsum, 4,
      Case("np.einsum-three", "np.einsum('i,ij,jk->k', a, b, c)",
           args(a=unif((3,)), b=unif(M), c=unif((4, 2)))))
+rule(np.einsum, 5,
+     Case("np.einsum-four", "np.einsum('i,ij,jk,k->', a, b, c, d)",
+          args(a=unif((3,)), b=unif(M), c=unif((4, 2)), d=unif((2,)))))
 rule(np.cumsum, None,
      Case("np.cumsum", "np.cumsum(x)", args(x=unif(M))),
      Case("np.cumsum-axis1", "np.cumsum(x, axis=1)", args(x=unif(M)), numba=True),

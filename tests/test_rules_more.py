@@ -82,6 +82,10 @@ def einsum_three(a, b, c):
     return np.einsum("i,ij,jk->k", a, b, c)
 
 
+def einsum_four(a, b, c, z):
+    return np.einsum("i,ij,jk,kl->il", a, b, c, z)
+
+
 def einsum_batched(a, b):
     return np.einsum("bij,bjk->bik", a, b)
 
@@ -123,6 +127,7 @@ EINSUM_CASES = [
     (einsum_matmul_implicit, (normal(2, 3) * 0.5, normal(3, 4) * 0.5)),
     (einsum_spaced_and_summed, (normal(3, 4), normal(2, 4))),
     (einsum_three, (normal(2), normal(2, 3), normal(3, 4))),
+    (einsum_four, (normal(2), normal(2, 3), normal(3, 4), normal(4, 2))),
     (einsum_batched, (normal(2, 3, 4), normal(2, 4, 2))),
     (einsum_scalar_operand, (0.7, normal(4))),
     (einsum_same_operand, (normal(3, 2),)),
