@@ -66,6 +66,11 @@ def distinct(shape, lo=-2.0, hi=2.0):
     return gen
 
 
+def abs_distinct(shape):
+    """Like distinct, shifted so that no two |values| tie and none is 0 (inf-norms)."""
+    return lambda rng: distinct(shape)(rng) + 0.037
+
+
 def off_grid(shape=()):
     """Values whose fractional part is in [0.15, 0.35] or [0.65, 0.85]: away from the
     jumps of floor/ceil/trunc/rint/round."""
@@ -333,9 +338,9 @@ rule(np.linalg.norm, None,
      Case("np.linalg.norm", "np.linalg.norm(x)", args(x=unif(V))),
      Case("np.linalg.norm-2d", "np.linalg.norm(x)", args(x=unif(M))),
      Case("np.linalg.norm-ord1", "np.linalg.norm(x, 1)", args(x=away(V)), numba=True),
-     Case("np.linalg.norm-ord-inf", "np.linalg.norm(x, np.inf)", args(x=distinct(V))),
+     Case("np.linalg.norm-ord-inf", "np.linalg.norm(x, np.inf)", args(x=abs_distinct(V))),
      Case("np.linalg.norm-ord-minus-inf-axis", "np.linalg.norm(x, -np.inf, axis=1)",
-          args(x=distinct(M)), numba=True),
+          args(x=abs_distinct(M)), numba=True),
      Case("np.linalg.norm-ord3-axis-keepdims", "np.linalg.norm(x, 3, axis=0, keepdims=True)",
           args(x=away(M)), numba=True),
      Case("np.linalg.norm-fro", "np.linalg.norm(x, 'fro')", args(x=unif(M))))
@@ -414,6 +419,9 @@ rule(np.einsum, 3,
 rule(np.einsum, 4,
      Case("np.einsum-three", "np.einsum('i,ij,jk->k', a, b, c)",
           args(a=unif((3,)), b=unif(M), c=unif((4, 2)))))
+rule(np.einsum, 5,
+     Case("np.einsum-four", "np.einsum('i,ij,jk,k->', a, b, c, d)",
+          args(a=unif((3,)), b=unif(M), c=unif((4, 2)), d=unif((2,)))))
 rule(np.cumsum, None,
      Case("np.cumsum", "np.cumsum(x)", args(x=unif(M))),
      Case("np.cumsum-axis1", "np.cumsum(x, axis=1)", args(x=unif(M)), numba=True),

@@ -31,8 +31,9 @@ def normal(*shape):
 
 
 def distinct(*shape):
-    """Shuffled, evenly spaced values: no ties for sort, max or min."""
-    values = np.linspace(-2.0, 2.0, int(np.prod(shape)))
+    """Shuffled, evenly spaced values, shifted so that no two have the same |value|
+    and none is 0: no ties for sort, max or min, of the values or of their abs."""
+    values = np.linspace(-2.0, 2.0, int(np.prod(shape))) + 0.037
     RNG.shuffle(values)
     return values.reshape(shape)
 
@@ -81,6 +82,10 @@ def einsum_three(a, b, c):
     return np.einsum("i,ij,jk->k", a, b, c)
 
 
+def einsum_four(a, b, c, z):
+    return np.einsum("i,ij,jk,kl->il", a, b, c, z)
+
+
 def einsum_batched(a, b):
     return np.einsum("bij,bjk->bik", a, b)
 
@@ -122,6 +127,7 @@ EINSUM_CASES = [
     (einsum_matmul_implicit, (normal(2, 3) * 0.5, normal(3, 4) * 0.5)),
     (einsum_spaced_and_summed, (normal(3, 4), normal(2, 4))),
     (einsum_three, (normal(2), normal(2, 3), normal(3, 4))),
+    (einsum_four, (normal(2), normal(2, 3), normal(3, 4), normal(4, 2))),
     (einsum_batched, (normal(2, 3, 4), normal(2, 4, 2))),
     (einsum_scalar_operand, (0.7, normal(4))),
     (einsum_same_operand, (normal(3, 2),)),
@@ -493,7 +499,7 @@ def norm_two_axis(a):
 
 
 @pytest.mark.parametrize(("f", "args"), [
-    (norm_one, (normal(6),)), (norm_inf, (distinct(6),)), (norm_minus_inf, (distinct(6) + 0.01,)),
+    (norm_one, (normal(6),)), (norm_inf, (distinct(6),)), (norm_minus_inf, (distinct(6),)),
     (norm_two, (normal(6),)), (norm_three, (normal(6),)), (norm_half, (normal(6),)),
     (norm_fro, (normal(3, 4),)), (norm_one_rows, (normal(3, 4),)),
     (norm_inf_columns_keepdims, (distinct(3, 4),)), (norm_minus_inf_3d, (distinct(2, 3, 4),)),

@@ -1,4 +1,4 @@
-"""Derivative rules of ``np.einsum`` with constant subscripts (1 to 3 operands).
+"""Derivative rules of ``np.einsum`` with constant subscripts (1 to 4 operands).
 
 The subscripts are parsed when the rule is specialised to a call: the forward
 is ``rt.einsum`` with the explicit form of the subscripts (NumPy's in Python,
@@ -24,7 +24,7 @@ from ..kinds import NUMERIC, ArrayKind
 from ..runtime.einsum import parse_subscripts
 from .registry import NOT_CONSTANT, Rule, register
 
-_OPERANDS = ("a", "b", "c")
+_OPERANDS = ("a", "b", "c", "d")
 
 
 def _parsed(subscripts) -> tuple[tuple[str, ...], str]:
@@ -79,7 +79,7 @@ def _einsum_variant(names: tuple[str, ...]):
     return variant
 
 
-for _count in (1, 2, 3):
+for _count in (1, 2, 3, 4):
     _names = _OPERANDS[:_count]
     register(np.einsum, Rule("np.einsum", ("subscripts", *_names), dict.fromkeys(_names, "g"),
                              kind=_einsum_kind, variant=_einsum_variant(_names)),
