@@ -93,3 +93,14 @@ def test_a_list_changed_after_it_is_built_is_refused_at_its_line(f):
     line = inspect.getsourcelines(f)[1] + 1  # the display is on the first body line
     with pytest.raises(ad.NonDifferentiableError, match=f":{line}:.*lists changed after"):
         ad.gradient(f)(1.0)
+
+
+def arrays_from_lists(a, b):
+    v = np.array([a * b, 2.0, b])
+    m = np.array([[a, b], [b * b, a]])
+    counts = np.array([[1, 2], [3, 4]])  # ints: no derivative, a float mean
+    return np.sum(v * v) + np.sum(m @ m) + np.sum(np.mean(counts, axis=0) * a)
+
+
+def test_np_array_of_a_list():
+    check_grads(arrays_from_lists, 0.7, -1.3, seed=3)
