@@ -250,6 +250,12 @@ rule(builtins.bool, None, Case("bool", "bool(x)", args(x=away())))
 rule(builtins.len, None, Case("len", "len(x)", args(x=unif(V))))
 rule(builtins.print, None,
      Case("print", "x", args(x=unif()), stmt="print(x)", zero=False))
+rule(builtins.sum, 1, Case("sum-of-rows", "sum(x)", args(x=unif(V))))
+rule(builtins.max, 1, Case("max-of-items", "max(x)", args(x=distinct(V))))
+rule(builtins.min, 1, Case("min-of-items", "min(x)", args(x=distinct(V))))
+rule(runtime.write_back, None,
+     Case("argument-written", "np.sum(x * x)", args(x=unif(V)), stmt="x[0] = x[1] * 2.0",
+          zero=False))
 
 # ---- NumPy element-wise --------------------------------------------------------------------
 _NP_UNARY = {

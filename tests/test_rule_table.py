@@ -107,7 +107,10 @@ def _resolve(node: ast.expr, params: set[str]):
 def _rules_called(expr: str, params: set[str]) -> list:
     """The registered rules the expression's calls and operators use."""
     found = []
-    for node in ast.walk(ast.parse(expr, mode="eval")):
+    for node in ast.walk(ast.parse(expr)):
+        if isinstance(node, ast.Subscript) and isinstance(node.ctx, ast.Store) \
+                and isinstance(node.value, ast.Name) and node.value.id in params:
+            found.append(lookup(runtime.write_back, 2))  # an argument written: copied back
         if isinstance(node, ast.BinOp | ast.UnaryOp):
             found.append(_registered().get((getattr(gast, _OPERATORS[type(node.op)]), None)))
         elif isinstance(node, ast.Call):
