@@ -41,6 +41,13 @@ def list_indexed_in_a_loop(a, b):
     return acc
 
 
+def lists_in_augmented_assignments(a, b):
+    s = a * 1.0
+    s *= np.sum(np.concatenate([np.ones(2) * b, np.ones(1)]))
+    s += max([a, b * 0.5])
+    return s
+
+
 def nested_lists(a, b):
     grid = [[a, b], [b * b, 1.0]]
     row = grid[1]
@@ -53,6 +60,7 @@ def nested_lists(a, b):
     (lists_of_arrays, (np.array([0.5, -1.0, 2.0]), 0.7)),
     (list_indexed_in_a_loop, (0.3, -1.1)),
     (nested_lists, (0.6, 1.4)),
+    (lists_in_augmented_assignments, (0.6, 1.4)),
 ], ids=lambda v: getattr(v, "__name__", ""))
 def test_lists_built_once(f, args):
     check_grads(f, *args, seed=3)

@@ -52,10 +52,15 @@ def mutated_names(fdef: gast.FunctionDef) -> set[str]:
 
 def _lists_of_mutated_names(fdef: gast.FunctionDef):
     mutated = mutated_names(fdef)
+    lists = {t.id for node in gast.walk(fdef) if isinstance(node, gast.Assign)
+             and isinstance(node.value, gast.List) for t in node.targets
+             if isinstance(t, gast.Name)}
     for node in gast.walk(fdef):
         if isinstance(node, gast.Assign | gast.AugAssign | gast.AnnAssign):
             targets = node.targets if isinstance(node, gast.Assign) else [node.target]
-            if any(_root(t) & mutated for t in targets) and node.value is not None:
+            # s *= np.sum(np.concatenate([u, v])) changes a number, not a list
+            changed = mutated & lists if isinstance(node, gast.AugAssign) else mutated
+            if any(_root(t) & changed for t in targets) and node.value is not None:
                 yield from (n for n in gast.walk(node.value) if isinstance(n, gast.List))
 
 
