@@ -11,7 +11,19 @@ For a program and an evaluation point it checks
 (d) calling the pullback twice gives the same answer (and, for a scalar
     result, the answer ``ad.gradient`` gave);
 (e) optionally, the Numba path (``jit=True``) agrees with the Python path to
-    1e-10 (relative; 1e-12 absolute).
+    1e-10 (relative; 1e-12 absolute);
+(f) globals changed between calls: after the checks, each step of
+    ``program.updates`` rebinds globals of the program's module (or changes
+    global arrays in place), and (a)-(e) run again, with the same decorated
+    functions, against finite differences of the plain function at the new
+    values (check names get ``@update1``, ...);
+(g) a closure's twin: the second closure made by the same factory with
+    another array is checked like the first (``@twin``), then the first one
+    again (``@first-again``): it must give the same gradient as before,
+    bit for bit.
+
+Int and bool array arguments are not differentiated (``ad.gradient`` leaves
+them out of the gradient), so finite differences skip them too.
 
 Outcomes: ``OK``; ``WRONG`` (a value or derivative mismatch: the important
 class); ``CRASH`` (an exception from s2s_ad other than
@@ -21,9 +33,11 @@ smooth and finite differences are trustworthy); ``INVALID`` (the plain
 program itself fails: a generator bug). The Numba check adds ``JIT_REFUSED``
 (``JitError``: Numba could not compile) to the ``OK`` cases.
 
-Smoothness comes from an instrumented copy of the module: every comparison,
-``max``/``min``, ``%``, ``atan2`` and ``hypot`` reports how far it is from
-flipping (or from its kink) and which way it went. A point is used only if
+Smoothness comes from an instrumented copy of the module: every comparison
+(element by element for arrays), ``max``/``min`` (of two values, or of one
+tuple or list: the gap between its two largest items), ``%``, ``atan2`` and
+``hypot`` reports how far it is from flipping (or from its kink) and which way
+it went. A point is used only if
 every margin exceeds ``MARGIN`` (1e-3) and every finite-difference stencil
 point takes the same branches as the point itself.
 
@@ -119,6 +133,11 @@ class _Instrument(ast.NodeTransformer):
         func = node.func
         name = func.id if isinstance(func, ast.Name) else (
             func.attr if isinstance(func, ast.Attribute) else None)
+        if name in ("max", "min") and isinstance(func, ast.Name) and len(node.args) == 1 \
+                and not node.keywords and not isinstance(node.args[0], ast.Starred):
+            # max/min of one tuple or list
+            return ast.copy_location(ast.Call(func=ast.Name(f"_fz_{name}", ast.Load()),
+                                              args=node.args, keywords=[]), node)
         if name in ("max", "min", "atan2", "hypot") and len(node.args) == 2 \
                 and not node.keywords:
             if isinstance(func, ast.Name) and name in ("max", "min") or name in ("atan2",
@@ -136,14 +155,35 @@ def instrumented_module(source: str) -> tuple[dict, Trace]:
 
     def cmp(a, op, b):
         out = _OPS[op](a, b)
-        holder["trace"].note(bool(out), a - b)
+        if np.ndim(out):  # element-wise: one event per element
+            diff = np.broadcast_to(np.asarray(a, dtype=float) - np.asarray(b, dtype=float),
+                                   np.shape(out))
+            for o, d in zip(np.ravel(out).tolist(), np.ravel(diff).tolist(), strict=True):
+                holder["trace"].note(o, d)
+        else:
+            holder["trace"].note(bool(out), a - b)
         return out
 
-    def mx(a, b):
+    def top_two(items, sign):
+        """max/min of one tuple or list: which item wins and by how much."""
+        values = [sign * float(v) for v in items]
+        order = sorted(range(len(values)), key=lambda i: -values[i])
+        if len(values) > 1:
+            holder["trace"].note(order[0], values[order[0]] - values[order[1]])
+
+    def mx(a, *rest):
+        if not rest:
+            top_two(a, 1.0)
+            return max(a)
+        b, = rest
         holder["trace"].note(a >= b, a - b)
         return max(a, b)
 
-    def mn(a, b):
+    def mn(a, *rest):
+        if not rest:
+            top_two(a, -1.0)
+            return min(a)
+        b, = rest
         holder["trace"].note(a <= b, a - b)
         return min(a, b)
 
@@ -173,10 +213,24 @@ def instrumented_module(source: str) -> tuple[dict, Trace]:
 # ---------------------------------------------------------------------------
 
 
+def differentiable(a) -> bool:
+    """Is this argument differentiated (a float or a float array; int and bool arrays
+    are not, and ``ad.gradient`` leaves them out)?"""
+    if isinstance(a, np.ndarray):
+        return a.dtype.kind == "f"
+    return isinstance(a, float | np.floating)
+
+
+def diff_args(args: tuple) -> list:
+    return [a for a in args if differentiable(a)]
+
+
 def _flat_inputs(args: tuple) -> list[tuple[int, int | None]]:
-    """(argument position, element or None) of every scalar input."""
+    """(argument position, element or None) of every differentiated scalar input."""
     out = []
     for i, a in enumerate(args):
+        if not differentiable(a):
+            continue
         if isinstance(a, np.ndarray):
             out += [(i, k) for k in range(a.size)]
         else:
@@ -222,7 +276,7 @@ def directional_derivative(fn, args: tuple, direction: list[float], scale: float
 
 
 def fd_gradient(fn, args: tuple, check) -> list:
-    """Finite-difference gradient, shaped like the arguments."""
+    """Finite-difference gradient, shaped like the differentiated arguments."""
     inputs = _flat_inputs(args)
     flat = []
     for j, (i, k) in enumerate(inputs):
@@ -231,15 +285,7 @@ def fd_gradient(fn, args: tuple, check) -> list:
         x = args[i] if k is None else args[i][k]
         flat.append(float(directional_derivative(fn, args, direction, max(1.0, abs(x)),
                                                  check)))
-    out, pos = [], 0
-    for a in args:
-        if isinstance(a, np.ndarray):
-            out.append(np.array(flat[pos:pos + a.size]).reshape(a.shape))
-            pos += a.size
-        else:
-            out.append(flat[pos])
-            pos += 1
-    return out
+    return _split_like(flat, args)
 
 
 # ---------------------------------------------------------------------------
@@ -259,6 +305,9 @@ class Outcome:
     jit_detail: str = ""
     error_type: str = ""
     notes: list[str] = field(default_factory=list)
+    reference: Any = None  # the gradient (or pullback) of the Python path, when OK
+    jit_reference: Any = None  # the same on the Numba path
+    fd: Any = None  # the finite-difference gradient (scalar results)
 
     @property
     def signature(self) -> str:
@@ -275,7 +324,17 @@ def _squash(text: str) -> str:
     first = re.sub(r"/\S+", "<path>", first)
     first = re.sub(r"_[0-9a-f]{16}\b", "_<hash>", first)
     first = re.sub(r"\b\d+(\.\d+)?\b", "N", first)
+    first = re.sub(r"\bbut \w+ returns\b", "but <function> returns", first)
     return first[:140]
+
+
+def refusal_reason(detail: str) -> str:
+    """A refusal message without its location and names (for counting)."""
+    import re
+
+    text = re.sub(r"^\S+:\d+:\d+: error: ", "", detail.strip())
+    text = re.sub(r"'[^']*'", "'_'", text)
+    return text[:120]
 
 
 def as_list(gradient, count: int) -> list:
@@ -462,15 +521,111 @@ def _check_program(program: Program, directory: Path, jit: bool, seed: int) -> O
     try:
         fn = getattr(module, program.fname)
         try:
-            args, value, fd, check = choose_point(fn, namespace, holder, program.fname,
-                                                  program.points)
+            point = choose_point(fn, namespace, holder, program.fname, program.points)
         except Unreliable as exc:
             return Outcome("SKIP", "point", str(exc))
         except Exception as exc:
             return Outcome("INVALID", "plain", f"{type(exc).__name__}: {exc}")
-        return check_at(ad, fn, args, value, fd, check, program.array_result, jit, seed)
+        pair, bad = _run(ad, "prepare", lambda: _decorated(ad, fn, jit))
+        if bad:
+            return bad
+        df, dj = pair
+        first = check_at(ad, df, dj, fn, *point, program.array_result, seed)
+        if first.status != "OK":
+            return first
+        if program.twin is not None:
+            outcome = _check_twin(ad, program, module, namespace, holder, df, dj, fn, point,
+                                  first, jit, seed)
+            if outcome.status != "OK":
+                return outcome
+        for number, step in enumerate(program.updates, 1):
+            what = f"after update {number} ({program.describe_step(step)})"
+            _apply_update(step, vars(module), namespace)
+            try:
+                point = choose_point(fn, namespace, holder, program.fname,
+                                     [first.args, *program.points])
+            except Unreliable as exc:
+                first.notes.append(f"{what}: not checked, {exc}")
+                continue
+            except Exception as exc:
+                return Outcome("INVALID", f"plain@update{number}",
+                               f"{what}: {type(exc).__name__}: {exc}")
+            outcome = check_at(ad, df, dj, fn, *point, program.array_result, seed)
+            if outcome.status != "OK":
+                return _relabel(outcome, f"@update{number}", what)
+            if dj is not None and outcome.jit != first.jit:
+                first.notes.append(f"{what}: numba {outcome.jit} {outcome.jit_detail}")
+        return first
     finally:
         unload(module)
+
+
+def _decorated(ad, fn, jit: bool):
+    """The function decorated for the Python path and, with ``jit``, for Numba (one object
+    each, kept across global updates: it must read the new values itself)."""
+    return ad.differentiable(fn, jit=False), ad.differentiable(fn, jit=True) if jit else None
+
+
+def _relabel(outcome: Outcome, suffix: str, what: str) -> Outcome:
+    outcome.check = f"{outcome.check}{suffix}"
+    outcome.detail = f"{what}: {outcome.detail}" if outcome.detail else what
+    return outcome
+
+
+def _apply_update(step: list, module_namespace: dict, instrumented: dict) -> None:
+    """Rebind or change in place the globals of ``step`` in the program's module and in
+    its instrumented copy (which has its own arrays)."""
+    for name, how, value in step:
+        for namespace in (module_namespace, instrumented):
+            new = np.array(value) if isinstance(value, list) else value
+            if how == "rebind":
+                namespace[name] = new
+            else:
+                namespace[name][:] = new
+
+
+def _check_twin(ad, program: Program, module, namespace: dict, holder: dict, df, dj, fn,
+                point: tuple, first: Outcome, jit: bool, seed: int) -> Outcome:
+    """The second closure of the factory (another array) gets its own gradient, and the
+    first one, checked again after it, still gets its own."""
+    twin = getattr(module, program.twin)
+    what = f"the second closure {program.twin}"
+    try:
+        twin_point = choose_point(twin, namespace, holder, program.twin,
+                                  [first.args, *program.points])
+    except Unreliable as exc:
+        first.notes.append(f"{what}: not checked, {exc}")
+        return first
+    except Exception as exc:
+        return Outcome("INVALID", "plain@twin", f"{what}: {type(exc).__name__}: {exc}")
+    pair, bad = _run(ad, "prepare", lambda: _decorated(ad, twin, jit))
+    if bad:
+        return _relabel(bad, "@twin", what)
+    df2, dj2 = pair
+    outcome = check_at(ad, df2, dj2, twin, *twin_point, program.array_result, seed)
+    if outcome.status != "OK":
+        return _relabel(outcome, "@twin", what)
+    again = check_at(ad, df, dj, fn, *point, program.array_result, seed)
+    what = f"{program.fname} again, after {program.twin}"
+    if again.status != "OK":
+        return _relabel(again, "@first-again", what)
+    if not _all_same(again.reference, first.reference):
+        return Outcome("WRONG", "first-again", f"{what}: another gradient than before",
+                       args=first.args, expected=first.reference, got=again.reference)
+    if jit and first.jit_reference is not None and again.jit_reference is not None and \
+            not _all_same(again.jit_reference, first.jit_reference):
+        return Outcome("WRONG", "numba-first-again", f"{what}: another Numba gradient",
+                       args=first.args, expected=first.jit_reference, got=again.jit_reference)
+    if twin_point[0] is first.args or _same_args(twin_point[0], first.args):
+        # at the same point: do the two closures' gradients differ as they should?
+        differ = not _all_close(outcome.fd or [], first.fd or [], RTOL, ATOL)
+        first.notes.append(f"{what}: checked at the same point, finite differences "
+                           f"{'differ' if differ else 'agree'}")
+    return first
+
+
+def _same_args(a: tuple, b: tuple) -> bool:
+    return len(a) == len(b) and all(np.array_equal(x, y) for x, y in zip(a, b, strict=True))
 
 
 def _run(ad, what: str, thunk) -> tuple[Any, Outcome | None]:
@@ -490,11 +645,11 @@ def _run(ad, what: str, thunk) -> tuple[Any, Outcome | None]:
                              error_type=type(exc).__name__, notes=[tb])
 
 
-def check_at(ad, fn, args: tuple, value, fd, check, array_result: bool, jit: bool,
+def check_at(ad, df, dj, fn, args: tuple, value, fd, check, array_result: bool,
              seed: int = 0) -> Outcome:
-    """The checks (a)-(e) at ``args`` (value and FD gradient of the plain program given)."""
-    n = len(args)
-    df = ad.differentiable(fn, jit=False)
+    """The checks (a)-(e) at ``args`` (value and FD gradient of the plain program given):
+    ``df`` is ``fn`` decorated for the Python path, ``dj`` for Numba (or None)."""
+    n = len(diff_args(args))
     rng = np.random.default_rng(seed)
 
     def wrong(check_name: str, expected, got, detail: str = "") -> Outcome:
@@ -554,16 +709,18 @@ def check_at(ad, fn, args: tuple, value, fd, check, array_result: bool, jit: boo
         if not abs(lhs - rhs) <= allowed:
             return wrong("dot", lhs, rhs, "<u, J v> by FD vs <J^T u, v> by the pullback")
         reference = first
-    outcome = Outcome("OK", args=args)
-    if jit:
-        _check_jit(ad, fn, args, value, array_result, reference, outcome,
+    outcome = Outcome("OK", args=args, reference=reference, fd=fd)
+    if dj is not None:
+        _check_jit(ad, dj, args, value, array_result, reference, outcome,
                    u if array_result else 1.0)
     return outcome
 
 
 def _split_like(flat: list, args: tuple) -> list:
+    """``flat`` (one number per differentiated scalar input) shaped like the
+    differentiated arguments."""
     out, pos = [], 0
-    for a in args:
+    for a in diff_args(args):
         if isinstance(a, np.ndarray):
             out.append(np.array(flat[pos:pos + a.size]).reshape(a.shape))
             pos += a.size
@@ -575,17 +732,16 @@ def _split_like(flat: list, args: tuple) -> list:
 
 def _pullback_twice(ad, df, args: tuple, cotangent):
     value, pb = ad.value_with_pullback(df, *_copy_args(args))
-    n = len(args)
+    n = len(diff_args(args))
     first = as_list(pb(copy.deepcopy(cotangent)), n)
     first = [np.copy(g) if isinstance(g, np.ndarray) else g for g in first]
     second = as_list(pb(copy.deepcopy(cotangent)), n)
     return value, first, second
 
 
-def _check_jit(ad, fn, args, value, array_result, reference, outcome: Outcome,
+def _check_jit(ad, dj, args, value, array_result, reference, outcome: Outcome,
                cotangent) -> None:
-    dj = ad.differentiable(fn, jit=True)
-    n = len(args)
+    n = len(diff_args(args))
 
     def run():
         if array_result:
@@ -630,6 +786,7 @@ def _check_jit(ad, fn, args, value, array_result, reference, outcome: Outcome,
         outcome.jit = "WRONG"
         return
     outcome.jit = "OK"
+    outcome.jit_reference = jg
 
 
 # ---------------------------------------------------------------------------
@@ -637,10 +794,11 @@ def _check_jit(ad, fn, args, value, array_result, reference, outcome: Outcome,
 # ---------------------------------------------------------------------------
 
 
-def renamed_source(source: str) -> str:
+def rename_maps(source: str) -> tuple[str, dict[str, str]]:
     """``source`` with every user-chosen name replaced by a neutral one: function locals
-    and parameters ``v0, v1, ...`` (per function), module globals ``G0, ...``, functions
-    ``fn0, ...``. Imported names are kept."""
+    and parameters (nested functions included) ``v0, v1, ...`` (per top-level function),
+    module globals ``G0, ...``, functions ``fn0, ...``; and the map of module-level names.
+    Imported names are kept."""
     tree = ast.parse(source)
     imported: set[str] = set()
     module_names: dict[str, str] = {}
@@ -656,47 +814,75 @@ def renamed_source(source: str) -> str:
             for t in node.targets:
                 if isinstance(t, ast.Name):
                     module_names[t.id] = f"G{next(constants)}"
+
+    def module_level(sub: ast.AST) -> None:
+        if isinstance(sub, ast.Name) and sub.id in module_names and sub.id not in imported:
+            sub.id = module_names[sub.id]
+
     for node in tree.body:
         if isinstance(node, ast.FunctionDef):
-            local = [a.arg for a in node.args.args]
+            local: list[str] = []
             for sub in ast.walk(node):
-                if isinstance(sub, ast.Name) and isinstance(sub.ctx, ast.Store) and \
-                        sub.id not in local:
-                    local.append(sub.id)
+                if isinstance(sub, ast.arg) or isinstance(sub, ast.Name) and isinstance(
+                        sub.ctx, ast.Store):
+                    name = sub.arg if isinstance(sub, ast.arg) else sub.id
+                elif isinstance(sub, ast.FunctionDef) and sub is not node:
+                    name = sub.name
+                else:
+                    continue
+                if name not in local:
+                    local.append(name)
             mapping = {name: f"v{k}" for k, name in enumerate(local)}
-            for a in node.args.args:
-                a.arg = mapping[a.arg]
             for sub in ast.walk(node):
-                if isinstance(sub, ast.Name):
+                if isinstance(sub, ast.arg):
+                    sub.arg = mapping[sub.arg]
+                elif isinstance(sub, ast.FunctionDef) and sub is not node:
+                    sub.name = mapping[sub.name]
+                elif isinstance(sub, ast.Name):
                     if sub.id in mapping:
                         sub.id = mapping[sub.id]
-                    elif sub.id in module_names and sub.id not in imported:
-                        sub.id = module_names[sub.id]
+                    else:
+                        module_level(sub)
             node.name = module_names[node.name]
         elif isinstance(node, ast.Assign):
             for t in node.targets:
                 if isinstance(t, ast.Name):
                     t.id = module_names[t.id]
-    return ast.unparse(tree) + "\n"
+            for sub in ast.walk(node.value):
+                module_level(sub)
+    return ast.unparse(tree) + "\n", module_names
+
+
+def renamed_source(source: str) -> str:
+    """``source`` with neutral names (see :func:`rename_maps`)."""
+    return rename_maps(source)[0]
 
 
 def renamed_function_name(source: str, fname: str) -> str:
-    tree = ast.parse(source)
-    k = 0
-    for node in tree.body:
-        if isinstance(node, ast.FunctionDef):
-            if node.name == fname:
-                return f"fn{k}"
-            k += 1
-    raise KeyError(fname)
+    """The neutral name of the module-level function (or closure) ``fname``."""
+    return rename_maps(source)[1][fname]
+
+
+def renamed_program(program: Program) -> Program:
+    """``program`` with neutral names (same arguments, updates and twin)."""
+    source, names = rename_maps(program.source)
+    return Program(source=source, fname=names[program.fname], params=program.params,
+                   array_param=program.array_param, array_result=program.array_result,
+                   points=program.points, features=program.features, seed=program.seed,
+                   updates=[[(names.get(g, g), how, value) for g, how, value in step]
+                            for step in program.updates],
+                   twin=names[program.twin] if program.twin else None)
 
 
 def check_source_at(source: str, fname: str, args: tuple, array_result: bool,
-                    directory: Path, jit: bool = False, seed: int = 0) -> Outcome:
+                    directory: Path, jit: bool = False, seed: int = 0,
+                    updates: list | None = None, twin: str | None = None) -> Outcome:
     """The checks for ``source`` at exactly ``args`` (no point search): for renaming
-    and shrinking. SKIP if the program is not smooth or finite there."""
+    and shrinking. SKIP if the program is not smooth or finite there. ``updates`` and
+    ``twin`` as in :class:`Program`."""
     program = Program(source=source, fname=fname, params=[], array_param=None,
-                      array_result=array_result, points=[args])
+                      array_result=array_result, points=[args], updates=list(updates or []),
+                      twin=twin)
     if jit:
         return check_isolated(program, directory, jit=True, seed=seed)
     return check_program(program, directory, jit=False, seed=seed)

@@ -1,17 +1,37 @@
 """Random Python programs for the gradient fuzzer, with names drawn to collide.
 
 A generated program is one module: imports, a few module-level numeric
-globals, sometimes a helper function, and the function ``f`` (its name is
-drawn too) under test, of float parameters and sometimes one float64 array
-parameter of length 3-5. It covers straight-line arithmetic, ``math`` calls
-(sin, cos, exp, log and sqrt of positive-ised arguments, tanh, atan2, hypot),
-``**`` with constant and variable exponents, ``max``/``min`` with constants on
-either side, ``%``, ``if``/``else``, conditional expressions, ``and``/``or``,
-``for``/``range`` loops with accumulators, ``while`` loops with a counter and
-``break``, ``continue``, early ``return``, calls of a helper (returning a float
-or a tuple), tuples (packing, unpacking, swaps, nested tuples and their
-items), array item reads, writes into a local copy, ``np.sum``, element-wise
-NumPy calls and module-level numeric globals.
+globals (floats, sometimes a float array and an int array), sometimes a helper
+function and a function returning its argument, and the function ``f`` (its
+name is drawn too) under test, of float parameters and sometimes a float64
+array parameter of length 3-5, an int array parameter (values usable as
+indices) or a bool array parameter. Sometimes ``f`` is a closure:
+``def make(w, c): def f(...): ...; return f`` and ``f = make(np.array([...]),
+0.5)``, with a second closure ``f_1 = make(<another array>, ...)``.
+
+It covers straight-line arithmetic, ``math`` calls (sin, cos, exp, log and
+sqrt of positive-ised arguments, tanh, atan2, hypot), ``**`` with constant and
+variable exponents (also ``x ** n`` with an int loop counter ``n``, and float
+parameters that are exactly 0.0), ``max``/``min`` with constants on either
+side, ``%``, ``if``/``else``, conditional expressions, ``and``/``or``,
+``for``/``range`` loops with accumulators, ``for e in t`` over tuples, list
+displays and tuple displays, ``while`` loops with a counter and ``break``,
+``continue``, early ``return``, calls of a helper (returning a float or a
+tuple), tuples (packing, unpacking, swaps, nested tuples and their items,
+items at a loop counter, slices with constant bounds, concatenation,
+``sum``/``max``/``min``/``len``), list displays that are only read (``pair =
+[p, q]``, ``[[a, b], c]``, ``np.concatenate([u, v])``), array item reads,
+writes into a local copy, aliases of a written array (``z, w = y, c``, ``t =
+(y, c)``, ``z = same(y)``, then an item write and reads of the alias), int
+arrays (``np.array([0, 2, 1])``, reductions with ``axis``, ``np.mean``,
+``v[k]``, ``v * k``), bool arrays from comparisons (``np.sum(v > 0)``,
+``np.where(m, v, c)``, ``v[m]``, ``v * m``), a float name rebound to an array,
+``np.sum``, element-wise NumPy calls, and globals and closure variables. The
+newer constructs are optional per program (``OPTIONAL``): each program draws a
+subset, so that a compiler bug in one of them does not show in every program.
+Programs with globals usually come with ``updates``: new values the oracle
+gives the globals (rebinding them, or changing arrays in place) before it
+checks the gradient again.
 
 **Names.** Every variable, parameter, loop counter, global, helper and the
 function itself is named from a pool that mixes ordinary names with the names
@@ -47,6 +67,7 @@ import random
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 # ---------------------------------------------------------------------------
 # The name pool
@@ -84,6 +105,14 @@ MAIN_NAMES = ("f", "f", "f", "f", "value", "g", "loss", "result", "d_value", "z"
               "forward", "pullback")
 HELPER_NAMES = ("helper", "helper", "g", "z", "value", "result", "rt", "ar", "tape", "d_x",
                 "position", "f_forward", "f_pullback", "residuals", "List", "sq")
+# a factory of closures (``def make(w): def inner(...): ...; return inner``)
+FACTORY_NAMES = ("make", "make", "factory", "closure", "g", "value", "rt", "f_forward",
+                 "residuals", "tape", "List", "outer")
+# a function returning its argument (an alias of an array)
+IDENT_NAMES = ("same", "ident", "g", "z", "value", "rt", "ar", "tape", "d_x", "residuals",
+               "List", "f_pullback")
+# module-level globals (and closure variables)
+GLOBAL_NAMES = TEMPLATE + GENERATED + ("rt", "ar", "List", "K", "scale", "W", "weights")
 
 # Builtins and library names the programs themselves call: never locals.
 CALLED_BUILTINS = {"max", "min", "range", "print", "abs", "float", "int", "sum", "pow",
@@ -94,6 +123,14 @@ MATH_FUNCTIONS = ("sin", "cos", "exp", "log", "sqrt", "tanh", "atan2", "hypot")
 CONSTANTS = (0.5, 1.5, -0.75, 2.0, 0.25, -1.25, 3.0, 0.0, 1.0, -2.0, 0.1)
 
 COMPARISONS = ("<", ">", "<=", ">=")
+
+# Constructs a program may use (each program draws a subset): int arrays (parameter,
+# global, ``np.array([0, 2, 1])``) and their reductions, bool arrays from comparisons,
+# aliases of a written array, tuple slices and concatenation, list displays, iteration
+# over tuples and lists, ``x ** n`` with an int counter, a float name rebound to an array,
+# ``np.concatenate([u, v])``.
+OPTIONAL = ("int", "bool", "alias", "tuple-ops", "list", "pow-counter", "rebind-array",
+            "concat", "tuple-iter")
 
 
 # ---------------------------------------------------------------------------
@@ -176,6 +213,21 @@ class Program:
     points: list[tuple]
     features: set[str] = field(default_factory=set)
     seed: int | None = None
+    # globals changed between calls: steps, each a list of (global, how, value) with how
+    # "rebind" (module.G = value) or "inplace" (module.G[:] = value); the oracle checks
+    # the gradient again after each step
+    updates: list[list[tuple[str, str, Any]]] = field(default_factory=list)
+    # a second closure made by the same factory with another array (checked too, and
+    # then ``fname`` again: each closure must keep its own gradient)
+    twin: str | None = None
+
+    @staticmethod
+    def describe_step(step: list) -> str:
+        return "; ".join(f"{name} = {_value_repr(value)}" if how == "rebind"
+                         else f"{name}[:] = {_value_repr(value)}" for name, how, value in step)
+
+    def describe_updates(self) -> str:
+        return " | then ".join(self.describe_step(step) for step in self.updates)
 
     def describe_point(self, args: tuple) -> str:
         return ", ".join(_arg_repr(a) for a in args)
@@ -189,13 +241,22 @@ def _arg_repr(a) -> str:
     return repr(a)
 
 
+def _value_repr(value) -> str:
+    if isinstance(value, list):
+        return f"np.array({value!r})"
+    return repr(value)
+
+
 @dataclass
 class Scope:
     floats: list[str]
     ints: list[tuple[str, int]] = field(default_factory=list)  # (name, max value)
-    arrays: list[str] = field(default_factory=list)
+    arrays: list[str] = field(default_factory=list)  # float arrays of the common length
     writable: list[str] = field(default_factory=list)  # local arrays that may be written
     tuples: dict[str, tuple] = field(default_factory=dict)  # name -> structure
+    lists: set[str] = field(default_factory=set)  # the "tuples" built as list displays
+    int_arrays: list[str] = field(default_factory=list)  # values in 0..len-1 (indices)
+    bool_arrays: list[str] = field(default_factory=list)
     depth: int = 0
     loop_depth: int = 0
     in_while_counter: str | None = None
@@ -204,6 +265,8 @@ class Scope:
     def nested(self, **changes) -> Scope:
         values = dict(floats=list(self.floats), ints=list(self.ints), arrays=list(self.arrays),
                       writable=list(self.writable), tuples=dict(self.tuples),
+                      lists=set(self.lists), int_arrays=list(self.int_arrays),
+                      bool_arrays=list(self.bool_arrays),
                       depth=self.depth + 1, loop_depth=self.loop_depth,
                       in_while_counter=self.in_while_counter, in_helper=self.in_helper)
         values.update(changes)
@@ -278,15 +341,31 @@ class Generator:
         taken |= CALLED_BUILTINS
         self.fname = ch.choice(MAIN_NAMES)
         taken.add(self.fname)
-        # module-level numeric globals
+        self.array_len = n = ch.integer(3, 5)
+        # which of the optional constructs this program may use (so that a compiler
+        # bug in one of them does not hide the others in every program)
+        self.opts = {o for o in OPTIONAL if ch.boolean(0.4)}
+        # module-level numeric globals: floats, sometimes a float array, an int array
         self.globals: dict[str, float] = {}
+        self.global_arrays: dict[str, list[float]] = {}
+        self.global_int_arrays: dict[str, list[int]] = {}
         for _ in range(ch.integer(0, 2)):
-            name = ch.choice(TEMPLATE + GENERATED + ("rt", "ar", "List", "K", "scale"))
-            if name not in taken and name.isidentifier() and not keyword.iskeyword(name):
+            name = self._module_name(taken, GLOBAL_NAMES)
+            if name is not None:
                 self.globals[name] = ch.choice((0.5, 1.25, -0.75, 2.0, 3.0))
-                taken.add(name)
+        if self.allow_arrays and ch.boolean(0.2):
+            name = self._module_name(taken, GLOBAL_NAMES)
+            if name is not None:
+                self.global_arrays[name] = [ch.real(-1.5, 1.5) for _ in range(n)]
+                self.features.add("global-array")
+        if self.allow_arrays and ch.boolean(0.1):
+            name = self._module_name(taken, GLOBAL_NAMES)
+            if name is not None:
+                self.global_int_arrays[name] = [ch.integer(0, n - 1) for _ in range(n)]
+                self.features.add("global-int-array")
         if self.globals:
             self.features.add("globals")
+        self.visible = sorted(self.globals)
         self.helper = None
         self.helper_arity = 0
         self.helper_tuple = False
@@ -297,28 +376,148 @@ class Generator:
                 self.helper = hname
                 taken.add(hname)
                 helper_lines = self.helper_function(taken)
+        # a function returning its argument: ``z = same(y)`` makes an alias
+        self.ident = None
+        ident_lines: list[str] = []
+        if self.allow_arrays and "alias" in self.opts and ch.boolean(0.5):
+            name = ch.choice(IDENT_NAMES)
+            if name not in taken:
+                self.ident = name
+                taken.add(name)
+                param = ch.choice(TEMPLATE + ORDINARY + ("x_saved", "d_x", "tape"))
+                ident_lines = [f"def {name}({param}):", f"    return {param}"]
+                self.features.add("ident-helper")
+        # a factory of closures: the function under test is ``make(array)``
+        factory = None
+        if ch.boolean(0.15):
+            factory = ch.choice(FACTORY_NAMES)
+            if factory in taken:
+                factory = None
+            else:
+                taken.add(factory)
+        closure_arrays: list[str] = []
+        closure_floats: list[str] = []
+        if factory is not None:
+            if self.allow_arrays:
+                name = self._module_name(taken, GLOBAL_NAMES + MODULE_LEVEL)
+                if name is not None:
+                    closure_arrays.append(name)
+            if not closure_arrays or ch.boolean(0.4):
+                name = self._module_name(taken, GLOBAL_NAMES + MODULE_LEVEL)
+                if name is not None:
+                    closure_floats.append(name)
+            if not closure_arrays and not closure_floats:
+                factory = None
         self.taken = taken
         lines = self.imports + [""]
         lines += [f"{k} = {v!r}" for k, v in self.globals.items()]
+        lines += [f"{k} = {self.npm}.array({v!r})" for k, v in self.global_arrays.items()]
+        lines += [f"{k} = {self.npm}.array({v!r})" for k, v in self.global_int_arrays.items()]
         lines += ["", ""]
-        if helper_lines:
-            lines += helper_lines + ["", ""]
-        main_lines, params, array_param, array_result = self.main_function(taken)
-        lines += main_lines
+        for extra in (helper_lines, ident_lines):
+            if extra:
+                lines += extra + ["", ""]
+        twin = None
+        if factory is None:
+            main_lines, params, array_param, array_result = self.main_function(taken)
+            lines += main_lines
+        else:
+            self.features.add("closure")
+            inner = self.fname
+            if ch.boolean(0.4):
+                other = ch.choice(MAIN_NAMES + ("inner", "closure", "d_x", "value_1"))
+                if other not in taken:
+                    inner = other
+            cparams = closure_arrays + closure_floats
+            main_lines, params, array_param, array_result = self.main_function(
+                taken, indent=2, name=inner, closure_arrays=closure_arrays,
+                closure_floats=closure_floats)
+            lines += [f"def {factory}({', '.join(cparams)}):"] + main_lines + [
+                f"    return {inner}", "", ""]
+            lines.append(f"{self.fname} = {factory}("
+                         f"{self._closure_args(closure_arrays, closure_floats)})")
+            twin = self._module_name(taken, (f"{self.fname}_1", f"{self.fname}_twin", "other",
+                                             "d_" + self.fname, "g2", "value_1"))
+            if twin is not None:
+                self.features.add("closure-twin")
+                lines.append(f"{twin} = {factory}("
+                             f"{self._closure_args(closure_arrays, closure_floats)})")
         source = "\n".join(lines) + "\n"
-        points = [self.point(params, array_param) for _ in range(3)]
+        points = [self.point(params, zero=(k == 0 and ch.boolean(0.25))) for k in range(3)]
+        updates = self.updates()
         return Program(source=source, fname=self.fname, params=params, array_param=array_param,
-                       array_result=array_result, points=points, features=set(self.features))
+                       array_result=array_result, points=points, features=set(self.features),
+                       updates=updates, twin=twin)
 
-    def point(self, params: list[str], array_param: str | None) -> tuple:
+    def _module_name(self, taken: set[str], pool) -> str | None:
+        """A new module-level (or closure) name from ``pool``, or None."""
+        name = self.ch.choice(pool)
+        if name in taken or not name.isidentifier() or keyword.iskeyword(name):
+            return None
+        taken.add(name)
+        return name
+
+    def _closure_args(self, arrays: list[str], floats: list[str]) -> str:
+        values = [f"{self.npm}.array({self._reals(self.array_len)!r})" for _ in arrays]
+        values += [repr(self.ch.choice((0.5, 1.25, -0.75, 2.0, -1.5, 0.3))) for _ in floats]
+        return ", ".join(values)
+
+    def _reals(self, count: int) -> list[float]:
+        return [self.ch.real(-1.5, 1.5) for _ in range(count)]
+
+    def updates(self) -> list[list[tuple[str, str, Any]]]:
+        """Globals changed between calls (the oracle checks the gradient again after each
+        step): floats rebound (sometimes to an int: another kind), arrays rebound or
+        changed in place."""
+        ch = self.ch
+        n = self.array_len
+        out: list[list[tuple[str, str, Any]]] = []
+        if not (self.globals or self.global_arrays or self.global_int_arrays) or \
+                not ch.boolean(0.7):
+            return out
+        for _ in range(1 if ch.boolean(0.7) else 2):
+            step: list[tuple[str, str, Any]] = []
+            for name in self.globals:
+                if ch.boolean(0.8):
+                    step.append((name, "rebind",
+                                 ch.choice((0.75, -1.5, 2.5, 1.0, -0.25, 3, -2, 1))))
+            for name in self.global_arrays:
+                if ch.boolean(0.8):
+                    step.append((name, ch.choice(("rebind", "inplace")),
+                                 [ch.real(-1.5, 1.5) for _ in range(n)]))
+            for name in self.global_int_arrays:
+                if ch.boolean(0.8):
+                    step.append((name, ch.choice(("rebind", "inplace")),
+                                 [ch.integer(0, n - 1) for _ in range(n)]))
+            if step:
+                out.append(step)
+        if out:
+            self.features.add("global-update")
+            if any(how == "inplace" for step in out for _, how, _ in step):
+                self.features.add("global-inplace")
+        return out
+
+    def point(self, params: list[str], zero: bool = False) -> tuple:
+        """Arguments; with ``zero``, one float parameter is exactly 0.0 (``x ** n`` there)."""
         import numpy as np
 
+        ch = self.ch
+        n = self.array_len
+        floats = [p for p in params if self.param_kinds[p] == "float"]
+        zeroed = ch.choice(floats) if zero and floats else None
         out = []
         for p in params:
-            if p == array_param:
-                out.append(np.array([self.ch.real(-1.5, 1.5) for _ in range(self.array_len)]))
+            kind = self.param_kinds[p]
+            if kind == "array":
+                out.append(np.array([ch.real(-1.5, 1.5) for _ in range(n)]))
+            elif kind == "int-array":
+                out.append(np.array([ch.integer(0, n - 1) for _ in range(n)]))
+            elif kind == "bool-array":
+                out.append(np.array([ch.boolean(0.5) for _ in range(n)]))
+            elif p == zeroed:
+                out.append(0.0)
             else:
-                out.append(self.ch.real(-2.0, 2.0))
+                out.append(ch.real(-2.0, 2.0))
         return tuple(out)
 
     # -- functions ---------------------------------------------------------------------
@@ -341,31 +540,49 @@ class Generator:
             body.append(f"    return {self.result_expr(scope)}")
         return [f"def {self.helper}({', '.join(params)}):"] + body
 
-    def main_function(self, taken: set[str]):
+    def main_function(self, taken: set[str], indent: int = 1, name: str | None = None,
+                      closure_arrays: list[str] = (), closure_floats: list[str] = ()):
         ch = self.ch
         self.names = _Names(ch, taken)
+        self.visible = sorted(self.globals) + list(closure_floats)
         nfloat = ch.integer(1, 3)
         params = [self.names.fresh("float") for _ in range(nfloat)]
+        self.param_kinds = {p: "float" for p in params}
         scope = Scope(floats=list(params))
+        scope.arrays += list(closure_arrays) + sorted(self.global_arrays)
+        scope.int_arrays += sorted(self.global_int_arrays)
         array_param = None
         array_result = False
-        self.array_len = ch.integer(3, 5)
         if self.allow_arrays and ch.boolean(0.3):
             array_param = self.names.fresh("array")
             params.insert(ch.integer(0, len(params)), array_param)
-            scope.arrays.append(array_param)
+            scope.arrays.insert(0, array_param)
+            self.param_kinds[array_param] = "array"
             self.features.add("array")
+        if self.allow_arrays and "int" in self.opts and ch.boolean(0.4):
+            k = self.names.fresh("int-array")
+            params.insert(ch.integer(0, len(params)), k)
+            scope.int_arrays.append(k)
+            self.param_kinds[k] = "int-array"
+            self.features.add("int-array-param")
+        if self.allow_arrays and "bool" in self.opts and ch.boolean(0.2):
+            m = self.names.fresh("bool-array")
+            params.insert(ch.integer(0, len(params)), m)
+            scope.bool_arrays.append(m)
+            self.param_kinds[m] = "bool-array"
+            self.features.add("bool-array-param")
         body: list[str] = []
         for _ in range(ch.integer(1, self.max_statements)):
-            body += self.statement(scope, 1)
+            body += self.statement(scope, indent)
+        pad = self._pad(indent)
         if array_param is not None and ch.boolean(0.2):
             array_result = True
             self.features.add("array-result")
-            body.append(f"    return {self.array_expr(scope, 1)}")
+            body.append(f"{pad}return {self.array_expr(scope, 1)}")
         else:
-            body.append(f"    return {self.result_expr(scope)}")
-        return [f"def {self.fname}({', '.join(params)}):"] + body, params, array_param, \
-            array_result
+            body.append(f"{pad}return {self.result_expr(scope)}")
+        header = f"{self._pad(indent - 1)}def {name or self.fname}({', '.join(params)}):"
+        return [header] + body, params, array_param, array_result
 
     def result_expr(self, scope: Scope) -> str:
         """A sum over recent variables (so most of them matter) and one expression."""
@@ -395,6 +612,22 @@ class Generator:
             kinds += ["return"]
         if self.helper is not None and not scope.in_helper:
             kinds += ["call", "call"]
+        opts = self.opts
+        if not scope.in_helper:
+            if "int" in opts and self.allow_arrays:
+                kinds += ["int_array_local"]
+            if "bool" in opts and (scope.arrays or scope.int_arrays):
+                kinds += ["bool_array_local"]
+            if "alias" in opts and scope.writable:
+                kinds += ["alias"] * 4
+            elif "alias" in opts and scope.arrays and scope.depth == 0:
+                kinds += ["array_copy"] * 4  # something to alias
+            if "tuple-ops" in opts:
+                kinds += ["tuple_ops", "tuple_ops", "tuple_ops"] if scope.tuples else [
+                    "tuple", "tuple"]
+            if "rebind-array" in opts and scope.depth == 0 and scope.arrays and \
+                    len(scope.floats) >= 2:
+                kinds += ["rebind_array"]
         kind = ch.choice(kinds)
         return getattr(self, f"stmt_{kind}")(scope, indent)
 
@@ -454,15 +687,25 @@ class Generator:
         name = self.names.fresh("tuple")
         self.features.add("tuple")
         lines = []
+        # a list display that is only read is differentiated as a tuple
+        as_list = "list" in self.opts and ch.boolean(0.5)
+        left, right = ("[", "]") if as_list else ("(", ")")
+        if as_list:
+            self.features.add("list-display")
+            scope.lists.add(name)
         if ch.boolean(0.5):
             structure: tuple = (("f", "f"), "f")
-            inner = f"({self.expr(scope, 1)}, {self.expr(scope, 1)})"
-            lines.append(f"{pad}{name} = ({inner}, {ch.choice(CONSTANTS[:7])})")
+            inner_list = as_list and ch.boolean(0.5)
+            a, b = self.expr(scope, 1), self.expr(scope, 1)
+            inner = f"[{a}, {b}]" if inner_list else f"({a}, {b})"
+            lines.append(f"{pad}{name} = {left}{inner}, {ch.choice(CONSTANTS[:7])}{right}")
             self.features.add("nested-tuple")
             if ch.boolean(0.6):
                 part = self.names.fresh("tuple")
                 lines.append(f"{pad}{part} = {name}[0]")
                 scope.tuples[part] = ("f", "f")
+                if inner_list:
+                    scope.lists.add(part)
             if ch.boolean(0.4):
                 a = self._new_or_existing_float(scope)
                 b = self.names.fresh("float", avoid={a})
@@ -474,7 +717,7 @@ class Generator:
         else:
             structure = ("f", "f", "f")[: ch.integer(2, 3)]
             parts = ", ".join(self.expr(scope, 2) for _ in structure)
-            lines.append(f"{pad}{name} = ({parts})")
+            lines.append(f"{pad}{name} = {left}{parts}{right}")
             if ch.boolean(0.5):
                 targets = [self._new_or_existing_float(scope) for _ in structure]
                 if len(set(targets)) == len(targets):
@@ -500,8 +743,13 @@ class Generator:
                 lines += self.statement(inner, indent + 1)
         return lines
 
+    def _flat_tuples(self, scope: Scope) -> list[str]:
+        return sorted(n for n, s in scope.tuples.items() if all(x == "f" for x in s))
+
     def stmt_for(self, scope: Scope, indent: int) -> list[str]:
         ch = self.ch
+        if "tuple-iter" in self.opts and ch.boolean(0.4):
+            return self.stmt_for_items(scope, indent)
         pad = self._pad(indent)
         counter = self.names.fresh("int")
         form = ch.integer(0, 3)
@@ -540,6 +788,43 @@ class Generator:
             else:
                 body.append(f"{pad}    {acc} = {acc} {op} {self.bounded(inner, 2)}")
         for _ in range(ch.integer(1 if acc is None else 0, 2)):
+            body += self.statement(inner, indent + 1)
+        return lines + body
+
+    def stmt_for_items(self, scope: Scope, indent: int) -> list[str]:
+        """``for e in t`` over a tuple, a list display or a tuple display."""
+        ch = self.ch
+        pad = self._pad(indent)
+        flat = self._flat_tuples(scope)
+        if flat and ch.boolean(0.6):
+            header = ch.choice(flat)
+            self.features.add("for-in-tuple")
+        else:
+            items = ", ".join(self.expr(scope, 1) for _ in range(ch.integer(2, 3)))
+            if ch.boolean(0.6):
+                header = f"[{items}]"
+                self.features.add("for-in-list")
+            else:
+                header = f"({items})"
+                self.features.add("for-in-tuple")
+        item = self.names.fresh("float")
+        lines = []
+        acc = self.names.fresh("float", avoid={item})
+        lines.append(f"{pad}{acc} = {self.leaf(scope)}")
+        scope.floats.append(acc)
+        lines.append(f"{pad}for {item} in {header}:")
+        inner = scope.nested(loop_depth=scope.loop_depth + 1, floats=scope.floats + [item])
+        body = []
+        if ch.boolean(0.15):
+            self.features.add("continue")
+            body += [f"{pad}    if {self.condition(inner)}:", f"{pad}        continue"]
+        op = ch.choice(("+", "-", "*"))
+        if op == "*":
+            body.append(f"{pad}    {acc} = {acc} * {self.m}tanh({item}) + "
+                        f"{self.bounded(inner, 1)}")
+        else:
+            body.append(f"{pad}    {acc} = {acc} {op} {item} * {self.bounded(inner, 1)}")
+        for _ in range(ch.integer(0, 1)):
             body += self.statement(inner, indent + 1)
         return lines + body
 
@@ -615,6 +900,113 @@ class Generator:
         value = self.bounded(scope, 2) if scope.loop_depth > 0 else self.expr(scope, 2)
         return [f"{pad}{name}[{index}] = {value}"]
 
+    def stmt_int_array_local(self, scope: Scope, indent: int) -> list[str]:
+        """``k = np.array([0, 2, 1])``: an int array built from a list display."""
+        name = self.names.fresh("int-array")
+        values = [self.ch.integer(0, self.array_len - 1) for _ in range(self.array_len)]
+        scope.int_arrays.append(name)
+        self.features.add("int-array-local")
+        return [f"{self._pad(indent)}{name} = {self.npm}.array({values!r})"]
+
+    def stmt_bool_array_local(self, scope: Scope, indent: int) -> list[str]:
+        """``m = v > c``: a bool array from a comparison."""
+        name = self.names.fresh("bool-array")
+        scope.bool_arrays.append(name)
+        self.features.add("bool-array")
+        return [f"{self._pad(indent)}{name} = {self.array_comparison(scope)}"]
+
+    def array_comparison(self, scope: Scope) -> str:
+        ch = self.ch
+        if scope.arrays and (not scope.int_arrays or ch.boolean(0.7)):
+            right = repr(ch.choice((0.0, 0.5, -0.25, 0.3))) if ch.boolean(0.6) else \
+                self.leaf(scope)
+            return f"{ch.choice(scope.arrays)} {ch.choice(COMPARISONS)} {right}"
+        return f"{ch.choice(scope.int_arrays)} {ch.choice(COMPARISONS)} " \
+               f"{ch.integer(0, self.array_len - 1)}"
+
+    def stmt_alias(self, scope: Scope, indent: int) -> list[str]:
+        """An alias of a written array (``z, w = y, c`` / ``t = (y, c)`` / ``z = same(y)``),
+        an item write into the array or the alias, and reads of the alias. Right or
+        refused (``NonDifferentiableError``) are both fine."""
+        ch = self.ch
+        pad = self._pad(indent)
+        y = ch.choice(scope.writable)
+        form = ch.integer(0, 2 if self.ident is not None else 1)
+        lines = []
+        if form == 0:
+            z = self.names.fresh("array")
+            w = self.names.fresh("float", avoid={z})
+            lines.append(f"{pad}{z}, {w} = {y}, {self.expr(scope, 1)}")
+            scope.floats.append(w)
+            alias = z
+            self.features.add("alias-unpack")
+        elif form == 1:
+            t = self.names.fresh("array-tuple")
+            lines.append(f"{pad}{t} = ({y}, {self.expr(scope, 1)})")
+            alias = f"{t}[0]"
+            self.features.add("alias-tuple")
+        else:
+            z = self.names.fresh("array")
+            lines.append(f"{pad}{z} = {self.ident}({y})")
+            alias = z
+            self.features.add("alias-call")
+        target = ch.choice((y, alias))
+        if ch.boolean(0.3):
+            lines.append(f"{pad}{target}[{self.index(scope)}] += {self.bounded(scope, 1)}")
+        else:
+            lines.append(f"{pad}{target}[{self.index(scope)}] = {self.bounded(scope, 1)}")
+        s = self.names.fresh("float")
+        read = f"{alias}[{self.index(scope)}] * {self.leaf(scope)}"
+        if ch.boolean(0.5):
+            read += f" + {self.npm}.sum({ch.choice((y, alias))})"
+        lines.append(f"{pad}{s} = {read}")
+        scope.floats.append(s)
+        if form != 1:
+            scope.arrays.append(alias)
+        return lines
+
+    def stmt_tuple_ops(self, scope: Scope, indent: int) -> list[str]:
+        """A new tuple from a slice with constant bounds or a concatenation."""
+        ch = self.ch
+        pad = self._pad(indent)
+        name = ch.choice(sorted(scope.tuples))
+        structure = scope.tuples[name]
+        new = self.names.fresh("tuple")
+        tuples = sorted(t for t in scope.tuples if t not in scope.lists)
+        form = ch.integer(0, 2)
+        if form == 0 or name in scope.lists:
+            n = len(structure)
+            lo = ch.integer(-n, n - 1)
+            hi = ch.choice((None, ch.integer(lo + 1 if lo >= 0 else lo + n + 1, n)))
+            part = structure[lo:hi]
+            if not part:
+                part, lo, hi = structure, 0, None
+            text = f"{name}[{'' if lo == 0 and ch.boolean(0.5) else lo}:" \
+                   f"{'' if hi is None else hi}]"
+            if name in scope.lists:
+                scope.lists.add(new)
+            self.features.add("tuple-slice")
+        elif form == 1 or len(tuples) < 1:
+            text = f"{name} + ({self.expr(scope, 1)},)"
+            part = structure + ("f",)
+            self.features.add("tuple-concat")
+        else:
+            other = ch.choice(tuples)
+            text = f"{name} + {other}"
+            part = structure + scope.tuples[other]
+            self.features.add("tuple-concat")
+        scope.tuples[new] = part
+        return [f"{pad}{new} = {text}"]
+
+    def stmt_rebind_array(self, scope: Scope, indent: int) -> list[str]:
+        """A float name rebound to an array (it is an array from here on)."""
+        name = self.ch.choice(scope.floats)
+        value = self.array_expr(scope, 1)
+        scope.floats.remove(name)
+        scope.arrays.append(name)
+        self.features.add("rebind-to-array")
+        return [f"{self._pad(indent)}{name} = {value}"]
+
     # -- expressions -------------------------------------------------------------------
     def index(self, scope: Scope) -> str:
         usable = [c for c, top in scope.ints if top < 3]
@@ -624,13 +1016,21 @@ class Generator:
 
     def leaf(self, scope: Scope) -> str:
         ch = self.ch
+        if scope.ints and scope.tuples and ("tuple-ops" in self.opts or "list" in self.opts):
+            # a tuple (or list) item at a loop counter, when one fits
+            fits = [(t, c) for t in self._flat_tuples(scope) for c, top in scope.ints
+                    if top <= len(scope.tuples[t]) - 1]
+            if fits and ch.boolean(0.3):
+                self.features.add("tuple-counter-index")
+                t, c = ch.choice(fits)
+                return f"{t}[{c}]"
         roll = ch.integer(0, 99)
-        if roll < 55 or not (self.globals or scope.tuples or scope.arrays or scope.ints):
+        if roll < 55 or not (self.visible or scope.tuples or scope.arrays or scope.ints):
             if roll < 12:
                 return repr(ch.choice(CONSTANTS))
             return ch.choice(scope.floats)
         options = []
-        if self.globals:
+        if self.visible:
             options.append("global")
         if scope.tuples:
             options.append("tuple")
@@ -640,10 +1040,17 @@ class Generator:
             options.append("int")
         kind = ch.choice(options)
         if kind == "global":
-            return ch.choice(sorted(self.globals))
+            return ch.choice(self.visible)
         if kind == "tuple":
             name = ch.choice(sorted(scope.tuples))
             structure = scope.tuples[name]
+            if all(x == "f" for x in structure) and ch.boolean(0.5):
+                # indexed by a loop counter (or from the end)
+                usable = [c for c, top in scope.ints if top <= len(structure) - 1]
+                if usable and ch.boolean(0.7):
+                    self.features.add("tuple-counter-index")
+                    return f"{name}[{ch.choice(usable)}]"
+                return f"{name}[{ch.integer(-len(structure), -1)}]"
             i = ch.integer(0, len(structure) - 1)
             if isinstance(structure[i], tuple):
                 return f"{name}[{i}][{ch.integer(0, len(structure[i]) - 1)}]"
@@ -663,6 +1070,15 @@ class Generator:
                  "pow_var", "maxmin", "mod", "ifexp", "atan2", "hypot", "boolifexp"]
         if scope.arrays and not scope.in_helper:
             kinds += ["npsum", "npsum"]
+            if "concat" in self.opts:
+                kinds += ["concat"]
+        if not scope.in_helper and (scope.int_arrays or scope.bool_arrays or (
+                scope.arrays and ("int" in self.opts or "bool" in self.opts))):
+            kinds += ["intarr", "intarr"]
+        if "tuple-ops" in self.opts and self._flat_tuples(scope):
+            kinds += ["tupagg", "tupagg"]
+        if "pow-counter" in self.opts and scope.ints:
+            kinds += ["pow_counter", "pow_counter"]
         if self.helper is not None and not scope.in_helper and not self.helper_tuple:
             kinds += ["helper"]
         kind = ch.choice(kinds)
@@ -747,9 +1163,92 @@ class Generator:
         if kind == "npsum":
             self.features.add("np")
             return f"{self.npm}.sum({self.array_expr(scope, depth - 1)})"
+        if kind == "concat":
+            self.features.add("concatenate")
+            a, b = ch.choice(scope.arrays), ch.choice(scope.arrays)
+            if ch.boolean(0.5):
+                return f"{self.npm}.sum({self.npm}.concatenate([{a}, {b}]) * {sub()})"
+            return f"{self.npm}.concatenate([{a}, {b}])[{ch.integer(0, 2 * self.array_len - 1)}]"
+        if kind == "intarr":
+            return self.int_array_expr(scope, depth)
+        if kind == "tupagg":
+            name = ch.choice(self._flat_tuples(scope))
+            fn = ch.choice(("sum", "max", "min", "len"))
+            self.features.add(f"tuple-{fn}")
+            if fn == "len":
+                if "len" in self.names.kinds or "len" in self.names.forbidden:
+                    fn = "sum"  # len is a variable here
+                else:
+                    self.names.forbidden.add("len")  # from now on never a local
+                    return f"(len({name}) * {sub()})"
+            return f"{fn}({name})"
+        if kind == "pow_counter":
+            self.features.add("pow-counter")
+            counter = ch.choice([c for c, _ in scope.ints])
+            base = self.leaf(scope) if ch.boolean(0.6) else self.bounded(scope, depth - 1)
+            return f"({base} ** {counter})"
         # helper call returning a float
         args = ", ".join(sub() for _ in range(self.helper_arity))
         return f"{self.helper}({args})"
+
+    def int_array_expr(self, scope: Scope, depth: int) -> str:
+        """A float from int or bool arrays: reductions (with ``axis``), counts of a
+        comparison, reads through an index array or a mask, ``np.where``."""
+        ch = self.ch
+        npm = self.npm
+        options = []
+        if scope.int_arrays:
+            options += ["ksum", "kmean", "kcount"]
+            if scope.arrays:
+                options += ["vk", "vk", "vidx"]
+        if scope.arrays:
+            options += ["count", "meanaxis"]
+            if "bool" in self.opts or scope.bool_arrays:
+                options += ["where", "mask", "vm"]
+        if scope.bool_arrays:
+            options += ["msum"]
+        form = ch.choice(options)
+        self.features.add(f"intarr-{form}")
+
+        def k():
+            return ch.choice(scope.int_arrays)
+
+        def a():
+            return ch.choice(scope.arrays)
+
+        def m():
+            if scope.bool_arrays and ch.boolean(0.6):
+                return ch.choice(scope.bool_arrays)
+            return f"({self.array_comparison(scope)})"
+
+        if form == "ksum":
+            return f"({npm}.sum({k()}, axis=0) * {self.leaf(scope)})"
+        if form == "kmean":
+            return f"({npm}.mean({k()}) * {self.leaf(scope)})"
+        if form == "kcount":
+            bound = ch.integer(0, self.array_len - 1)
+            return f"({npm}.sum({k()} > {bound}) * {self.leaf(scope)})"
+        if form == "vk":
+            how = ch.integer(0, 2)
+            if how == 0:
+                return f"{npm}.sum({a()} * {k()})"
+            if how == 1:
+                return f"{npm}.sum({a()} * {k()}, axis=0)"
+            return f"{npm}.mean({a()} * {k()})"
+        if form == "vidx":
+            return f"{npm}.sum({a()}[{k()}])"
+        if form == "count":
+            return f"({npm}.sum({self.array_comparison(scope)}) * {self.leaf(scope)})"
+        if form == "meanaxis":
+            return f"{npm}.{ch.choice(('mean', 'sum'))}({a()}, axis=0)"
+        if form == "where":
+            other = self.leaf(scope) if ch.boolean(0.5) else f"{ch.choice((0.5, -2.0))} * {a()}"
+            return f"{npm}.sum({npm}.where({m()}, {a()}, {other}))"
+        if form == "mask":
+            return f"{npm}.sum({a()}[{m()}])"
+        if form == "vm":
+            return f"{npm}.sum({a()} * {m()})"
+        return f"({npm}.sum({ch.choice(scope.bool_arrays)}) * {self.leaf(scope)})"
 
     def bounded(self, scope: Scope, depth: int) -> str:
         """An expression of magnitude at most about 1 (loop-carried updates)."""
@@ -773,6 +1272,14 @@ class Generator:
             return f"{a} {ch.choice('+-*')} {b}"
         if form == 5:
             return f"{a} * {a} + {self.leaf(scope)}"
+        if form == 6 and scope.int_arrays and ch.boolean(0.5):
+            self.features.add("array-times-int-array")
+            return f"{a} * {ch.choice(scope.int_arrays)}"
+        if form == 6 and (scope.bool_arrays or "bool" in self.opts) and ch.boolean(0.5):
+            self.features.add("array-where")
+            m = ch.choice(scope.bool_arrays) if scope.bool_arrays and ch.boolean(0.5) else \
+                f"{a} > {ch.choice((0.0, 0.5, -0.25))}"
+            return f"{npm}.where({m}, {a}, {self.leaf(scope)})"
         return f"{npm}.exp({npm}.tanh({a})) / (1.0 + {a} * {a})"
 
     def condition(self, scope: Scope) -> str:

@@ -33,8 +33,7 @@ from oracle import (  # noqa: E402
     Outcome,
     check_source_at,
     describe,
-    renamed_function_name,
-    renamed_source,
+    renamed_program,
 )
 from programs import Program, program_from_seed  # noqa: E402
 
@@ -49,22 +48,13 @@ def run_one(seed: int, directory: Path, jit: bool, max_statements: int) -> tuple
     return program, outcome
 
 
-def renamed_program(program: Program) -> Program:
-    """``program`` with neutral names (same arguments)."""
-    return Program(source=renamed_source(program.source),
-                   fname=renamed_function_name(program.source, program.fname),
-                   params=program.params, array_param=program.array_param,
-                   array_result=program.array_result, points=program.points,
-                   features=program.features, seed=program.seed)
-
-
 def rename_check(program: Program, outcome: Outcome, directory: Path, jit: bool,
                  seed: int) -> tuple[str, Outcome]:
-    source = renamed_source(program.source)
-    fname = renamed_function_name(program.source, program.fname)
-    renamed = check_source_at(source, fname, outcome.args, program.array_result, directory,
-                              jit=jit, seed=seed)
-    return source, renamed
+    neutral = renamed_program(program)
+    renamed = check_source_at(neutral.source, neutral.fname, outcome.args,
+                              program.array_result, directory, jit=jit, seed=seed,
+                              updates=neutral.updates, twin=neutral.twin)
+    return neutral.source, renamed
 
 
 def report_entry(k: int, seed: int, program: Program, outcome: Outcome,
@@ -72,8 +62,12 @@ def report_entry(k: int, seed: int, program: Program, outcome: Outcome,
     lines = [f"### program {k} (seed {seed}): {outcome.signature}", "",
              f"features: {', '.join(sorted(program.features))}", "", "```python",
              program.source.rstrip(), "```", "",
-             f"args: `{program.fname}({program.describe_point(outcome.args or ())})`", "",
-             "```", describe(outcome), "```"]
+             f"args: `{program.fname}({program.describe_point(outcome.args or ())})`", ""]
+    if program.twin:
+        lines += [f"second closure: `{program.twin}`", ""]
+    if program.updates:
+        lines += [f"globals changed between calls: `{program.describe_updates()}`", ""]
+    lines += ["```", describe(outcome), "```"]
     for note in outcome.notes:
         lines += ["", "```", note.rstrip(), "```"]
     if renamed is not None:
@@ -129,6 +123,7 @@ def main(argv: list[str] | None = None) -> int:
     jit_counts: collections.Counter = collections.Counter()
     signatures: collections.Counter = collections.Counter()
     jit_reasons: collections.Counter = collections.Counter()
+    refusals: collections.Counter = collections.Counter()
     failures: list[tuple[int, int, Program, Outcome]] = []
     renamed_counts: collections.Counter = collections.Counter()
     renamed_signatures: collections.Counter = collections.Counter()
@@ -144,6 +139,8 @@ def main(argv: list[str] | None = None) -> int:
             program = program_from_seed(seed, max_statements=size)
             outcome = Outcome("INVALID", "harness", f"{type(exc).__name__}: {exc}")
         counts[outcome.status] += 1
+        if outcome.status == "REFUSED":
+            refusals[oracle.refusal_reason(outcome.detail)] += 1
         if jit and outcome.status in ("OK", "WRONG", "CRASH") and outcome.jit:
             jit_counts[outcome.jit] += 1
             if outcome.jit == "JIT_REFUSED":
@@ -189,6 +186,8 @@ def main(argv: list[str] | None = None) -> int:
         print("with neutral names:")
         for sig, c in renamed_signatures.most_common():
             print(f"  {c:5d}  {sig}")
+    for reason, c in refusals.most_common(10):
+        print(f"  refused {c}x: {reason}")
     for reason, c in jit_reasons.most_common(10):
         print(f"  numba refused {c}x: {reason}")
 
@@ -211,6 +210,9 @@ def main(argv: list[str] | None = None) -> int:
         text = ["# s2s_ad fuzz report", "", *[f"- {s}" for s in summary], "",
                 "## Failure signatures", ""]
         text += [f"- {c} x `{sig}`" for sig, c in signatures.most_common()]
+        if refusals:
+            text += ["", "## Refusals (NonDifferentiableError)", ""]
+            text += [f"- {c} x {reason}" for reason, c in refusals.most_common()]
         if jit_reasons:
             text += ["", "## Numba refusals (JitError)", ""]
             text += [f"- {c} x {reason}" for reason, c in jit_reasons.most_common()]

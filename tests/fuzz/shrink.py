@@ -18,7 +18,7 @@ import warnings
 from collections.abc import Iterator
 from pathlib import Path
 
-from oracle import Outcome, check_source_at, renamed_function_name, renamed_source
+from oracle import Outcome, check_source_at, rename_maps
 from programs import Program
 
 
@@ -109,7 +109,9 @@ def _expression_candidates(tree: ast.Module) -> Iterator[ast.Module]:
             replacements += [node.body, node.orelse]
         elif isinstance(node, ast.BoolOp):
             replacements += node.values
-        elif isinstance(node, ast.Call):
+        elif isinstance(node, ast.Call) and not (isinstance(node.func, ast.Attribute)
+                                                 and node.func.attr == "array"):
+            # (``np.array([...])`` stays an array, not a list)
             replacements += [a for a in node.args if not isinstance(a, ast.Starred)]
         elif isinstance(node, ast.Tuple) and isinstance(getattr(node, "ctx", None), ast.Load):
             pass
@@ -147,27 +149,31 @@ def _drop_unused_params(source: str, fname: str, args: tuple) -> tuple[str, tupl
 
 def shrink_source(source: str, fname: str, args: tuple, array_result: bool, directory: Path,
                   outcome: Outcome, jit: bool = False, seed: int = 0, budget: int = 1200,
-                  seconds: float = 150.0) -> tuple[str, tuple, Outcome]:
-    """The smallest program found (source, args, its outcome) that fails like ``outcome``."""
+                  seconds: float = 150.0, updates: list | None = None,
+                  twin: str | None = None) -> tuple[str, tuple, Outcome]:
+    """The smallest program found (source, args, its outcome) that fails like ``outcome``
+    (``updates`` and ``twin`` as in :class:`Program`: kept as they are)."""
     warnings.filterwarnings("ignore", category=SyntaxWarning)
     started = time.time()
     calls = 0
     signature = outcome.signature
+    extra = dict(updates=updates, twin=twin)
     renamed_ok = _renamed_status(source, fname, args, array_result, directory, jit,
-                                 seed) == "OK"
+                                 seed, **extra) == "OK"
 
     def fails_alike(src: str, a: tuple) -> Outcome | None:
         nonlocal calls
         calls += 1
         try:
             ast.parse(src)
-            o = check_source_at(src, fname, a, array_result, directory, jit=jit, seed=seed)
+            o = check_source_at(src, fname, a, array_result, directory, jit=jit, seed=seed,
+                                **extra)
         except Exception:
             return None
         if o.signature != signature:
             return None
         if renamed_ok and _renamed_status(src, fname, a, array_result, directory, jit,
-                                          seed) != "OK":
+                                          seed, **extra) != "OK":
             return None
         return o
 
@@ -199,12 +205,15 @@ def shrink_source(source: str, fname: str, args: tuple, array_result: bool, dire
 
 
 def _renamed_status(source: str, fname: str, args: tuple, array_result: bool,
-                    directory: Path, jit: bool, seed: int) -> str:
+                    directory: Path, jit: bool, seed: int, updates: list | None = None,
+                    twin: str | None = None) -> str:
     try:
-        renamed = renamed_source(source)
-        name = renamed_function_name(source, fname)
-        return check_source_at(renamed, name, args, array_result, directory, jit=jit,
-                               seed=seed).status
+        renamed, names = rename_maps(source)
+        updates = [[(names.get(g, g), how, value) for g, how, value in step]
+                   for step in updates or []]
+        return check_source_at(renamed, names[fname], args, array_result, directory,
+                               jit=jit, seed=seed, updates=updates,
+                               twin=names[twin] if twin else None).status
     except Exception:
         return "ERROR"
 
@@ -214,8 +223,20 @@ def shrink_program(program: Program, outcome: Outcome, directory: Path, jit: boo
     """A shrunk reproducer as text (source, the call, and its outcome)."""
     from oracle import describe
 
+    # the global updates and the second closure only matter to failures after them
+    updates = program.updates if "@update" in outcome.check else []
+    twin = program.twin if "@twin" in outcome.check or "first-again" in outcome.check or \
+        "@update" in outcome.check else None
     text, args, o = shrink_source(program.source, program.fname, outcome.args,
-                                  program.array_result, directory, outcome, jit=jit, seed=seed)
+                                  program.array_result, directory, outcome, jit=jit, seed=seed,
+                                  updates=updates, twin=twin)
     call = ", ".join(program.describe_point((a,)) for a in args)
-    return f"{text}\n# {program.fname}({call})\n" + "\n".join(
+    extra = ""
+    if twin:
+        extra += f"# second closure: {twin}\n"
+    if updates:
+        shown = Program(source="", fname="", params=[], array_param=None, array_result=False,
+                        points=[], updates=updates)
+        extra += f"# globals changed between calls: {shown.describe_updates()}\n"
+    return f"{text}\n# {program.fname}({call})\n{extra}" + "\n".join(
         f"# {line}" for line in describe(o).splitlines())
