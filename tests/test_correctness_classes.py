@@ -279,6 +279,39 @@ def test_globals_rebound_and_mutated_between_calls(jit, monkeypatch):
     np.testing.assert_array_equal(ad.gradient(g)(x), [20.0, 8.0, 12.0])
 
 
+def copies_a_global_by_method(x):
+    w = WEIGHTS.copy()
+    w[0] += x
+    return np.sum(w * x) + WEIGHTS.shape[0] * x + WEIGHTS.T[1]
+
+
+@pytest.mark.parametrize("jit", [False, True], ids=["python", "numba"])
+def test_methods_and_attributes_of_a_global_array_are_read_at_call_time(jit, monkeypatch):
+    # value x^2 + x sum(W) + n x + W[1]; gradient 2x + sum(W) + n (n = len(W))
+    f = ad.differentiable(copies_a_global_by_method, jit=jit)
+    check(f, 0.5)
+    assert ad.value_and_gradient(f)(0.5) == (0.25 + 1.5 + 1.5 + 1.0, 1.0 + 3.0 + 3.0)
+    monkeypatch.setattr(__import__(__name__), "WEIGHTS", np.array([10.0, 20.0, 30.0, 40.0]))
+    assert ad.value_and_gradient(f)(0.5) == (0.25 + 50.0 + 2.0 + 20.0, 1.0 + 100.0 + 4.0)
+
+
+def make_copying(w):
+    def closure(x):
+        y = w.copy()
+        y[1] = x * y[1]
+        return np.sum(y * y)
+    return closure
+
+
+@pytest.mark.parametrize("jit", [False, True], ids=["python", "numba"])
+def test_closures_copying_their_array_by_method(jit):
+    x = 0.75
+    for scale in (1.0, 5.0):  # d/dx (x w1)^2 = 2 x w1^2
+        f = ad.differentiable(make_copying(scale * np.array([1.0, 2.0, 3.0])), jit=jit)
+        check(f, x)
+        assert ad.gradient(f)(x) == 2 * x * (2.0 * scale) ** 2
+
+
 @pytest.mark.parametrize("jit", [False, True], ids=["python", "numba"])
 def test_closures_over_different_arrays_do_not_share_values(jit):
     x = np.array([1.0, 2.0, 3.0])
@@ -377,11 +410,47 @@ def tuple_rebound_to_scalar(x, y):
     return t + u
 
 
+def rebound_after_an_early_return(x, v):
+    if x > 0.0:
+        return math.cos(x)
+    x = v
+    return np.sum(x)
+
+
+def rebound_after_two_early_returns(x, v):
+    q = x
+    if x > 1.0:
+        return x
+    if x > 0.0:
+        x = v * 2.0
+        return np.sum(x * x) * q
+    q -= 1.0
+    q = WEIGHTS * v
+    return np.sum(q) * 3.0 + x
+
+
+def rebound_in_a_branch_not_read_after(x, v):
+    a = x * 2.0
+    if x > 0.0:
+        a = v
+        s = np.sum(a)
+    else:
+        s = a
+    return s * 2.0
+
+
 @pytest.mark.parametrize("f, args", [
     (scalar_rebound_to_array, (0.5,)),
     (array_rebound_to_scalar, (np.array([0.3, -1.2, 2.0]),)),
     (parameter_rebound, (0.7, np.array([1.0, -0.5, 2.0, 0.25]))),
     (tuple_rebound_to_scalar, (0.6, 1.7)),
+    (rebound_after_an_early_return, (0.5, np.ones(3))),
+    (rebound_after_an_early_return, (-0.5, np.array([0.5, 2.0]))),
+    (rebound_after_two_early_returns, (1.5, np.ones(3))),
+    (rebound_after_two_early_returns, (0.5, np.array([0.5, -1.0, 2.0]))),
+    (rebound_after_two_early_returns, (-0.5, np.array([0.5, -1.0, 2.0]))),
+    (rebound_in_a_branch_not_read_after, (0.5, np.array([0.5, -1.0]))),
+    (rebound_in_a_branch_not_read_after, (-0.5, np.array([0.5, -1.0]))),
 ], ids=lambda v: getattr(v, "__name__", ""))
 def test_a_name_rebound_to_another_shape(f, args):
     check(f, *args)

@@ -113,7 +113,8 @@ def _infer_kinds(normal: NormalFunction, arg_kinds: list[Kind], linker: Linker) 
 
     kinds = infer_kinds(normal.node, env, callee_kind)
     rebound = rebound_names(normal.node, kinds, arguments, callee_kind)
-    versions = split_versions(normal.node, rebound, normal.namer) if rebound else set()
+    versions = (split_versions(normal.node, rebound, normal.namer, normal.return_flag)
+                if rebound else set())
     if not versions:
         return kinds
     normal.locals |= versions

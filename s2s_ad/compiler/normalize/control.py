@@ -141,8 +141,9 @@ class _Desugar:
         return out
 
 
-def desugar_control(fdef: gast.FunctionDef, namer: Namer) -> None:
-    """Rewrite ``fdef.body`` in place into the single-exit form described above."""
+def desugar_control(fdef: gast.FunctionDef, namer: Namer) -> str | None:
+    """Rewrite ``fdef.body`` in place into the single-exit form described above;
+    return the name of the flag set by early returns (None without any)."""
     body = fdef.body
     if _can_fall_off(body):
         body.append(gast.copy_location(gast.Return(value=None), body[-1] if body else fdef))
@@ -155,3 +156,4 @@ def desugar_control(fdef: gast.FunctionDef, namer: Namer) -> None:
         new_body = ([_set(d.returned, False, fdef)] + new_body
                     + [gast.copy_location(gast.Return(value=load(d.retval)), last)])
     fdef.body = new_body
+    return d.returned

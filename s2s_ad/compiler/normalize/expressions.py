@@ -119,6 +119,16 @@ class ExpressionNormalizer:
             return self._is_local_value(node.value)
         return not isinstance(node, gast.Constant)
 
+    def _is_array_value(self, node: gast.expr) -> bool:
+        """Whether ``node`` is a local value or a global array (whose methods,
+        ``W.copy()``, are read at call time like ``np.copy(W)``)."""
+        if self._is_local_value(node):
+            return True
+        try:
+            return isinstance(self.resolve(node), np.ndarray)
+        except KeyError:
+            return False
+
     def attribute(self, node: gast.Attribute) -> gast.expr:
         """``x.T``, ``x.shape``, ``x.size``, ``x.ndim`` of an array as calls."""
         if node.attr not in ARRAY_ATTRIBUTES:
@@ -144,7 +154,7 @@ class ExpressionNormalizer:
                 return load(node.id)  # its def was kept: see lift()
             return self.global_value(node)
         if isinstance(node, gast.Attribute):
-            if self._is_local_value(node.value):
+            if self._is_array_value(node.value):
                 return self.attribute(node)
             return self.global_value(node)
         if isinstance(node, gast.UnaryOp) and isinstance(node.op, gast.USub):
@@ -158,7 +168,7 @@ class ExpressionNormalizer:
         """The value of a number literal or a module's number (``np.inf``), else None."""
         if isinstance(node, gast.Constant):
             return node.value if isinstance(node.value, _NUMBER) else None
-        if isinstance(node, gast.Attribute) and not self._is_local_value(node.value):
+        if isinstance(node, gast.Attribute) and not self._is_array_value(node.value):
             value = self.resolve(node)
             if isinstance(value, _NUMBER) and not isinstance(value, bool | np.bool_):
                 return value.item() if isinstance(value, np.generic) else value
@@ -279,7 +289,7 @@ class ExpressionNormalizer:
         attr = node.func.attr
         if attr not in ARRAY_METHODS:
             raise self.error(node.func, f"the method '{attr}' is not supported",
-                             "call the NumPy function instead (np.{attr}(x, ...))")
+                             f"call the NumPy function instead (np.{attr}(x, ...))")
         target = ARRAY_METHODS[attr]
         args = [node.func.value] + list(node.args)
         if attr == "reshape" and len(node.args) > 1:
@@ -302,7 +312,7 @@ class ExpressionNormalizer:
 
     def call(self, node: gast.Call) -> tuple[gast.expr, str]:
         func = node.func
-        if isinstance(func, gast.Attribute) and self._is_local_value(func.value):
+        if isinstance(func, gast.Attribute) and self._is_array_value(func.value):
             target, args, keywords = self.method(node)
             method_call = gast.Call(func=func, args=args, keywords=keywords)
             gast.copy_location(method_call, node)

@@ -47,6 +47,7 @@ class NormalFunction:
     hidden: dict[str, GlobalRead] = field(default_factory=dict)  # globals read at each call
     temps: set[str] = field(default_factory=set)  # names normalization introduced
     written_params: list[str] = field(default_factory=list)  # argument arrays it writes
+    return_flag: str | None = None  # set by an early return (``if not flag:`` skips)
 
     @property
     def params(self) -> list[str]:
@@ -386,7 +387,7 @@ def normalize(parsed: ParsedFunction) -> NormalFunction:
                             type_params=[])
     copy_annos(fdef, work)
     work.body = copy.deepcopy(fdef.body)
-    desugar_control(work, norm.namer)
+    return_flag = desugar_control(work, norm.namer)
     copies = localize(work.body, parsed.params, norm.namer)  # argument arrays written
     norm.locals |= assigned_names(work.body) | set(copies.values())
     body = copy_in_and_back(norm.block(work.body), copies, fdef.lineno)
@@ -396,4 +397,4 @@ def normalize(parsed: ParsedFunction) -> NormalFunction:
     return NormalFunction(parsed=parsed, node=result, namer=norm.namer,
                           locals=norm.locals | set(parsed.params), externals=norm.externals,
                           hidden=norm.hidden, temps=norm.temps,
-                          written_params=list(copies))
+                          written_params=list(copies), return_flag=return_flag)
