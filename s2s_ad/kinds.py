@@ -2,7 +2,7 @@
 
 A leaf module (rules and stages import it).  A kind is ``"float"``, ``"int"``,
 ``"bool"``, ``"str"``, ``"none"``, ``"unknown"``, a tuple of kinds for a tuple
-value, or an :class:`ArrayKind`.
+value, an :class:`ArrayKind` or a :class:`ListKind`.
 
 >>> join("int", "float"), join(("float",), ("int",))
 ('float', ('float',))
@@ -37,7 +37,17 @@ class ArrayKind:
         return "float" if self.floating else ("bool" if self.boolean else "int")
 
 
-Kind = str | tuple | ArrayKind
+@dataclass(frozen=True)
+class ListKind:
+    """A Python list that grows by ``append`` (None: no item appended yet)."""
+
+    element: Any = None
+
+    def __repr__(self) -> str:
+        return f"list of {self.element or 'nothing yet'}"
+
+
+Kind = str | tuple | ArrayKind | ListKind
 
 
 def indexed(base: ArrayKind, index: Any, kind_of: Any) -> Kind | None:
@@ -86,6 +96,10 @@ def join(a: Kind | None, b: Kind | None) -> Kind | None:
         return a
     if isinstance(a, tuple) and isinstance(b, tuple) and len(a) == len(b):
         return tuple(join(x, y) for x, y in zip(a, b, strict=True))
+    if isinstance(a, ListKind) and isinstance(b, ListKind):
+        return ListKind(join(a.element, b.element))
+    if isinstance(a, ListKind) or isinstance(b, ListKind):
+        return "unknown"
     if isinstance(a, ArrayKind) or isinstance(b, ArrayKind):
         return _join_arrays(a, b)
     if {a, b} <= {"int", "bool"}:
@@ -192,4 +206,6 @@ def carries_derivative(kind: Kind | None) -> bool:
         return any(carries_derivative(k) for k in kind)
     if isinstance(kind, ArrayKind):
         return kind.floating
+    if isinstance(kind, ListKind):
+        return kind.element is None or carries_derivative(kind.element)
     return kind in ("float", "unknown")

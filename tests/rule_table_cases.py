@@ -257,6 +257,20 @@ rule(runtime.write_back, None,
      Case("argument-written", "np.sum(x * x)", args(x=unif(V)), stmt="x[0] = x[1] * 2.0",
           zero=False))
 
+# List() and list_position have no derivative of their own (zero=False: the list's
+# items carry it, checked against finite differences)
+rule(runtime.new_list, None,
+     Case("list-grown", "sum([x * y for y in x])", args(x=unif(V)), zero=False))
+rule(runtime.appended, None,
+     Case("list-appended", "max(y * y for y in x if y < 0.5)", args(x=unif(V, -1.0, 0.0))))
+rule(runtime.list_array, None,
+     Case("list-as-array", "np.array([y * x for y in x]) ** 2", args(x=unif(V))))
+rule(runtime.list_position, None,
+     Case("list-item-from-the-end", "[x * y for y in x][-1] * [y for y in x][1]",
+          args(x=unif(V)), zero=False))
+rule(runtime.merge_leading, None,
+     Case("list-concatenated", "np.concatenate([r * r for r in x]) ** 3", args(x=unif(M))))
+
 # ---- NumPy element-wise --------------------------------------------------------------------
 _NP_UNARY = {
     np.sin: (-1, 1), np.cos: (-1, 1), np.tan: (-1, 1), np.arcsin: (-0.9, 0.9),

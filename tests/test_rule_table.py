@@ -104,10 +104,30 @@ def _resolve(node: ast.expr, params: set[str]):
     return None
 
 
+def _list_rules_called(node: ast.AST) -> list:
+    """A comprehension builds a list by appends; read from the end, indexed at a
+    computed position; passed to a function, converted to an array (concatenated:
+    its first two axes merged)."""
+    comprehension = (ast.ListComp, ast.GeneratorExp)
+    found = []
+    if isinstance(node, comprehension):
+        found += [lookup(runtime.new_list, 0), lookup(runtime.appended, 2)]
+    if isinstance(node, ast.Subscript) and isinstance(node.value, comprehension) and not (
+            isinstance(node.slice, ast.Constant) and node.slice.value >= 0):
+        found.append(lookup(runtime.list_position, 2))
+    if isinstance(node, ast.Call) and any(isinstance(a, comprehension) for a in node.args) \
+            and not (isinstance(node.func, ast.Name) and node.func.id == "len"):
+        found.append(lookup(runtime.list_array, 1))
+        if isinstance(node.func, ast.Attribute) and node.func.attr == "concatenate":
+            found.append(lookup(runtime.merge_leading, 1))
+    return found
+
+
 def _rules_called(expr: str, params: set[str]) -> list:
     """The registered rules the expression's calls and operators use."""
     found = []
     for node in ast.walk(ast.parse(expr)):
+        found += _list_rules_called(node)
         if isinstance(node, ast.Subscript) and isinstance(node.ctx, ast.Store) \
                 and isinstance(node.value, ast.Name) and node.value.id in params:
             found.append(lookup(runtime.write_back, 2))  # an argument written: copied back
@@ -168,7 +188,8 @@ class Built:
         values = case.args(rng)
         self.case = case
         self.names = list(values)
-        out = eval(case.expr, {"np": np, "math": math}, dict(values))  # noqa: S307
+        # one namespace: a comprehension in the expression sees the arguments
+        out = eval(case.expr, {"np": np, "math": math, **values})  # noqa: S307
         if np.ndim(out) == 0:
             u = float(rng.uniform(0.5, 2.0) * rng.choice([-1.0, 1.0]))
         else:

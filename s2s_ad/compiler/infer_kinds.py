@@ -28,6 +28,7 @@ from s2s_ad.kinds import (  # noqa: F401  (re-exported for the stages)
     NUMERIC,
     ArrayKind,
     Kind,
+    ListKind,
     broadcast,
     carries_derivative,
     compared,
@@ -66,6 +67,8 @@ class _Kinds:
                 return tuple_item_kind(base, op.slice)
             if isinstance(base, ArrayKind):
                 return indexed(base, op.slice, self.atom)
+            if isinstance(base, ListKind):
+                return base.element
             return None if base is None else "unknown"
         if isinstance(op, gast.Compare):
             return compared([self.atom(op.left), self.atom(op.comparators[0])])

@@ -3,8 +3,10 @@
 ``np.array([x * y, 2.0])``, ``np.concatenate([u, v])``, ``for w in [a, b]:``
 and ``pair = [p, q]`` followed by reads of ``pair`` compute the same values
 with tuples, whose items the compiler tracks one by one.  A list that is
-changed after it is built (``append``, ``extend``, item writes, ``+=``, ...)
-stays a list, and parsing refuses it at its line.
+changed after it is built stays a list: one that only grows (``append``,
+``extend``) is a list value (``normalize/growing.py``); other changes (item
+writes, ``+=``, ``pop``, ...) are refused at their line
+(:func:`refused_list_change`).
 
 >>> import gast
 >>> fdef = gast.parse("def f(x):\\n a = [x, 2.0]\\n b = [x]\\n b.append(x)\\n"
@@ -48,6 +50,36 @@ def mutated_names(fdef: gast.FunctionDef) -> set[str]:
         elif isinstance(node, gast.AugAssign):
             names |= _root(node.target)
     return names
+
+
+def refused_list_change(fdef: gast.FunctionDef) -> tuple[gast.AST, str, str] | None:
+    """The first change of a list that is not growth by ``append``/``extend``, with
+    what is wrong and a hint; None if every list only grows."""
+    displays = {id(node.value) for node in gast.walk(fdef) if isinstance(node, gast.Assign)
+                and isinstance(node.value, gast.List)
+                and all(isinstance(t, gast.Name) for t in node.targets)}
+    comprehensions = (gast.ListComp, gast.GeneratorExp)
+    growing = {t.id for node in gast.walk(fdef) if isinstance(node, gast.Assign)
+               and (id(node.value) in displays or isinstance(node.value, comprehensions))
+               for t in node.targets}
+    for node in gast.walk(fdef):
+        if isinstance(node, gast.Subscript) and isinstance(node.ctx, gast.Store | gast.Del) \
+                and _root(node.value) & growing:
+            return node, "writing an item of a list is not supported", \
+                "build the list by append, or write into an array (np.zeros(n))"
+        if isinstance(node, gast.AugAssign) and _root(node.target) & growing:
+            return node, "'+=' and other in-place operators on a list are not supported", \
+                "use items.extend(...) or items.append(...)"
+        if isinstance(node, gast.Call) and isinstance(node.func, gast.Attribute) \
+                and node.func.attr in MUTATORS - {"append", "extend"} \
+                and _root(node.func.value) & growing:
+            return node, f"the list method '{node.func.attr}' is not supported", \
+                "a list may only grow (append, extend); build a new list instead"
+        if isinstance(node, gast.List) and id(node) not in displays:
+            return node, "lists changed after they are built are only supported when " \
+                "bound to a name that grows by append/extend", \
+                "build the list in one display, or preallocate an array (out = np.zeros(n))"
+    return None
 
 
 def _lists_of_mutated_names(fdef: gast.FunctionDef):

@@ -26,7 +26,7 @@ from typing import Any
 import gast
 
 from s2s_ad.compiler.ir import ParsedFunction
-from s2s_ad.compiler.lists import freeze_lists
+from s2s_ad.compiler.lists import freeze_lists, refused_list_change
 from s2s_ad.errors import Location, NonDifferentiableError
 
 _REFUSED: dict[type, tuple[str, str]] = {
@@ -57,17 +57,12 @@ _REFUSED: dict[type, tuple[str, str]] = {
                   "import at module level"),
     gast.ImportFrom: ("imports inside a differentiated function are not supported",
                       "import at module level"),
-    gast.ListComp: ("list comprehensions are not differentiable yet", "write a for loop"),
     gast.SetComp: ("set comprehensions are not differentiable", "write a for loop"),
     gast.DictComp: ("dict comprehensions are not differentiable", "write a for loop"),
-    gast.GeneratorExp: ("generator expressions are not differentiable", "write a for loop"),
     gast.NamedExpr: ("assignment expressions (':=') are not supported",
                      "assign on a separate line"),
     gast.Dict: ("dict values are not differentiable", "use a tuple or a dataclass"),
     gast.Set: ("set values are not differentiable", "use a tuple"),
-    gast.List: ("lists changed after they are built (append, item writes, +=) are not "
-                "differentiable yet", "build the list in one display, or preallocate an array "
-                "(out = np.zeros(n)) and write its items"),
 }
 if hasattr(gast, "TryStar"):
     _REFUSED[gast.TryStar] = _REFUSED[gast.Try]
@@ -200,6 +195,10 @@ def finish_parse(parsed: ParsedFunction, defaults: tuple = ()) -> None:
         parsed.defaults[name] = value
     freeze_lists(parsed.node)
     check_supported(parsed.node, parsed.filename)
+    refused = refused_list_change(parsed.node)
+    if refused is not None:
+        node, problem, hint = refused
+        raise NonDifferentiableError(problem, loc(node), hint)
 
 
 def check_supported(fdef: gast.FunctionDef, filename: str) -> None:

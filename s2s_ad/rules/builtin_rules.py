@@ -42,10 +42,13 @@ def _items(kinds: list, operands: list):
 
 
 def _sum_variant(consts: dict, kinds: dict) -> dict:
-    """Numba's ``sum`` adds numbers only: a tuple of arrays is added item by item."""
+    """Numba's ``sum`` adds numbers only: a tuple of arrays is added item by item,
+    the rows of an array by ``np.sum(t, axis=0)``."""
     seq = kinds.get("t")
     if isinstance(seq, tuple) and any(isinstance(k, ArrayKind) for k in seq):
         return {"forward": "rt.sum_items(t)"}
+    if isinstance(seq, ArrayKind) and seq.ndim is not None and seq.ndim >= 2:
+        return {"forward": "np.sum(t, axis=0)"}
     return {}
 
 

@@ -29,6 +29,8 @@ modules, by topic (this ``__init__`` re-exports each one's ``__all__``):
 - ``einsum``: ``einsum`` (constant subscripts), ``einsum_like`` (its VJP forms)
 - ``scans``: ``reverse_cumsum`` (cumsum's VJP), ``sort_axis``, ``sort_vjp``
 - ``norms``: ``norm_p_slope`` (the VJP of a vector p-norm)
+- ``lists``: ``appended``, ``list_array``, ``list_position``, and the cotangents of
+  growing lists: ``cotangent_list``, ``list_pop``, ``list_add_at``, ``list_add_rows``
 - ``tuples``: ``add_at`` (the cotangent of ``t[i]``), ``sum_items``, ``fill_like``, ``at_max``,
   ``at_min`` (of ``sum``, ``max``, ``min`` of a tuple)
 - private: ``reduction_kernels`` (each reduction's Numba kernels and NumPy VJP
@@ -93,6 +95,7 @@ array division follows NumPy. The helpers here guard their divisions.
 from .broadcasting import *  # noqa: F403  (the helpers generated code calls as rt.<name>)
 from .einsum import *  # noqa: F403
 from .indexing import *  # noqa: F403
+from .lists import *  # noqa: F403
 from .norms import *  # noqa: F403
 from .reductions import *  # noqa: F403
 from .scalar import *  # noqa: F403

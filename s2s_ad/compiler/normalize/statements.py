@@ -27,7 +27,8 @@ import gast
 from s2s_ad.compiler.ir import GlobalRead, LocalFunction, ParsedFunction
 from s2s_ad.compiler.normalize.arguments import copy_in_and_back, localize
 from s2s_ad.compiler.normalize.control import desugar_control
-from s2s_ad.compiler.normalize.expressions import ExpressionNormalizer, atom_word, is_atom
+from s2s_ad.compiler.normalize.expressions import atom_word, is_atom
+from s2s_ad.compiler.normalize.growing import COMPREHENSIONS, ListNormalizer, list_names
 from s2s_ad.compiler.parse import finish_parse, lambda_to_def
 from s2s_ad.compiler.syntax.annotations import copy_annos, get_anno, set_anno
 from s2s_ad.compiler.syntax.builders import assigned_names, const, load, loaded_names, store
@@ -61,10 +62,12 @@ class NormalFunction:
 
 
 
-class _Normalizer(ExpressionNormalizer):
+class _Normalizer(ListNormalizer):
     def __init__(self, parsed: ParsedFunction):
         self.parsed = parsed
         fdef = parsed.node
+        self.list_names = list_names(fdef)
+        self.list_arrays: set[str] = set()
         self.locals = set(parsed.params) | assigned_names(fdef.body)
         self.reassigned = assigned_names(fdef.body)
         every = {n.id for n in gast.walk(fdef) if isinstance(n, gast.Name)}
@@ -125,7 +128,9 @@ class _Normalizer(ExpressionNormalizer):
     def stmt_Expr(self, s: gast.Expr) -> None:
         if isinstance(s.value, gast.Constant):
             return  # a docstring or a bare constant
-        if isinstance(s.value, gast.Call):
+        if self.is_list_method(s.value):
+            self.list_method(s.value, s)
+        elif isinstance(s.value, gast.Call):
             call, _ = self.call(s.value)
             self.emit(gast.Expr(value=call), s)
         else:
@@ -161,6 +166,9 @@ class _Normalizer(ExpressionNormalizer):
             set_anno(self.out[-1], "in_place", True)  # on an array, Python mutates it
 
     def assign_to(self, target: gast.expr, value: gast.expr, s: gast.stmt) -> None:
+        if isinstance(target, gast.Name) and isinstance(value, (gast.List, *COMPREHENSIONS)):
+            self.build_list(target.id, value, s)
+            return
         if isinstance(target, gast.Name):
             op, _ = self.operation(value)
             self.assign(target.id, op, s)
@@ -240,6 +248,8 @@ class _Normalizer(ExpressionNormalizer):
         count: gast.expr = _call("len", arrays[0])
         for a in arrays[1:]:
             count = _call("min", count, _call("len", a))
+        for n in gast.walk(count):
+            gast.copy_location(n, s)
         first = gast.copy_location(gast.Assign(targets=[target], value=pattern,
                                                type_comment=None), s)
         loop = gast.For(target=store(index), iter=_call("range", count), body=[first] + s.body,
@@ -248,7 +258,8 @@ class _Normalizer(ExpressionNormalizer):
 
     def loop_pattern(self, it: gast.expr, index: gast.Name, arrays: list) -> gast.expr:
         """What the loop variable takes at ``index``; collects the arrays looped over."""
-        if isinstance(it, gast.Call) and it.args and not it.keywords:
+        if isinstance(it, gast.Call) and it.args and all(k.arg == "strict"
+                                                         for k in it.keywords):
             try:
                 fn = self.resolve(it.func)
             except KeyError:
@@ -390,7 +401,9 @@ def normalize(parsed: ParsedFunction) -> NormalFunction:
     return_flag = desugar_control(work, norm.namer)
     copies = localize(work.body, parsed.params, norm.namer)  # argument arrays written
     norm.locals |= assigned_names(work.body) | set(copies.values())
-    body = copy_in_and_back(norm.block(work.body), copies, fdef.lineno)
+    body = norm.block(work.body)
+    norm.check_list_uses(body)
+    body = copy_in_and_back(body, copies, fdef.lineno)
     result = gast.FunctionDef(name=fdef.name, args=fdef.args, body=body, decorator_list=[],
                               returns=None, type_comment=None, type_params=[])
     copy_annos(fdef, result)

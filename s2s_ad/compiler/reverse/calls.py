@@ -14,11 +14,12 @@ from typing import Any
 
 import gast
 
+from s2s_ad import runtime
 from s2s_ad.compiler.custom import split_of
 from s2s_ad.compiler.primitives import Primitive, classify, is_library
 from s2s_ad.compiler.reverse import saving
 from s2s_ad.compiler.reverse.context import CalleeLink, Context, Where
-from s2s_ad.compiler.syntax.annotations import set_anno
+from s2s_ad.compiler.syntax.annotations import copy_annos, get_anno, set_anno
 from s2s_ad.compiler.syntax.builders import (
     assign,
     call,
@@ -54,6 +55,11 @@ def primal_stmt(cx: Context, s: gast.stmt) -> gast.stmt:
         bind_globals(cx, value)
     if not isinstance(value, gast.Call):
         return s
+    if get_anno(value, "callee") is runtime.appended:  # Numba types List() by its appends
+        items, item = value.args
+        node = gast.Expr(value=gast.Call(func=gast.Attribute(
+            value=load(items.id), attr="append", ctx=gast.Load()), args=[item], keywords=[]))
+        return copy_annos(s, node)
     new = copy.copy(s)
     new.value = primal_value(cx, value, s)
     return new

@@ -9,9 +9,10 @@ from __future__ import annotations
 
 import gast
 
+from s2s_ad import runtime
 from s2s_ad.compiler.infer_kinds import static_slice
 from s2s_ad.compiler.primitives import Primitive, classify
-from s2s_ad.compiler.reverse import arrays, calls, saving
+from s2s_ad.compiler.reverse import arrays, calls, lists, saving
 from s2s_ad.compiler.reverse.context import Context, Where
 from s2s_ad.compiler.syntax.annotations import get_anno
 from s2s_ad.compiler.syntax.builders import (
@@ -24,7 +25,9 @@ from s2s_ad.compiler.syntax.builders import (
     tuple_of,
 )
 from s2s_ad.errors import NonDifferentiableError
-from s2s_ad.kinds import ArrayKind
+from s2s_ad.kinds import ArrayKind, ListKind
+
+LIST_ADJOINTS = {runtime.appended: lists.append_item, runtime.list_array: lists.as_array}
 
 
 def assign_stmt(cx: Context, s: gast.Assign, where: Where) -> tuple[list, list]:
@@ -50,6 +53,10 @@ def assign_stmt(cx: Context, s: gast.Assign, where: Where) -> tuple[list, list]:
 def apply_rule(cx: Context, s: gast.Assign, target: str, prim: Primitive, where: Where):
     if prim.what == "index" and isinstance(cx.kind(prim.operands[0]), ArrayKind):
         return arrays.read_item(cx, s, target, prim, where)
+    if prim.what == "index" and isinstance(cx.kind(prim.operands[0]), ListKind):
+        return lists.read_item(cx, s, target, prim, where)
+    if prim.what == "rule" and prim.callee in LIST_ADJOINTS:
+        return LIST_ADJOINTS[prim.callee](cx, s, target, prim, where)
     if prim.what == "rule":
         prim = Primitive("rule", prim.operands, calls.specialized(cx, prim, s.value),
                          prim.callee)

@@ -11,7 +11,7 @@ import gast
 
 from s2s_ad.compiler.syntax.annotations import set_anno
 from s2s_ad.errors import NonDifferentiableError
-from s2s_ad.kinds import ArrayKind, Kind
+from s2s_ad.kinds import ArrayKind, Kind, ListKind
 
 
 def store(name: str) -> gast.Name:
@@ -74,6 +74,9 @@ def zero(kind: Kind) -> gast.expr:
     """
     if isinstance(kind, tuple):
         return tuple_of([zero(k) for k in kind])
+    if isinstance(kind, ListKind):  # a new list: its cotangent grows in place
+        item = kind.element if isinstance(kind.element, ArrayKind) else "float"
+        return call("rt.cotangent_list", zero(item))
     if isinstance(kind, ArrayKind):
         if kind.ndim is None:
             raise NonDifferentiableError("an array whose number of dimensions changes cannot "

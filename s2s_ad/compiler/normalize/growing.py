@@ -1,0 +1,237 @@
+"""Stage 2 (normalize), part: lists that grow, and comprehensions.
+
+A list display changed after it is built (see ``compiler/lists.py``) and every
+list comprehension or generator expression become a list value built by
+appends: ``items = List()`` then ``items = rt.appended(items, v)`` for each
+item, a comprehension as the loops it stands for.  A list is then only read:
+``items[i]`` (the position made non-negative by ``rt.list_position``),
+``len(items)``, ``for v in items``, or as an argument of a library function,
+which gets ``rt.list_array(items)`` (NumPy converts a list argument to that
+array anyway; ``sum``, ``max`` and ``min`` of it give the same value too;
+``np.stack`` and ``np.concatenate`` along axis 0 become ``np.array`` and
+``rt.merge_leading`` of it).
+
+>>> import gast
+>>> from s2s_ad.compiler.normalize import normalize
+>>> from s2s_ad.compiler.parse import parse_function
+>>> def f(v):
+...     return sum([w * w for w in v])
+>>> print(gast.unparse(normalize(parse_function(f)).node).strip())
+... # doctest: +NORMALIZE_WHITESPACE
+def f(v):
+    items = List()
+    len_v = len(v)
+    for i in range(len_v):
+        w_1 = v[i]
+        w_1_mul_w_1 = w_1 * w_1
+        items = rt.appended(items, w_1_mul_w_1)
+    items_array = rt.list_array(items)
+    result = sum(items_array)
+    return result
+"""
+
+from __future__ import annotations
+
+import builtins
+import copy
+import types
+from typing import Any
+
+import gast
+import numpy as np
+
+from s2s_ad import runtime
+from s2s_ad.compiler.ir import LocalFunction
+from s2s_ad.compiler.normalize.expressions import ExpressionNormalizer
+from s2s_ad.compiler.syntax.annotations import get_anno, set_anno
+from s2s_ad.compiler.syntax.builders import load, store
+
+COMPREHENSIONS = (gast.ListComp, gast.GeneratorExp)
+_JOINED = {np.stack: np.array, np.concatenate: runtime.merge_leading}
+_TAKES_LISTS = (builtins.len, runtime.appended, runtime.list_array, runtime.list_position)
+
+
+def list_names(fdef: gast.FunctionDef) -> set[str]:
+    """The names bound to a list display (one that grows) or a comprehension."""
+    return {t.id for node in gast.walk(fdef) if isinstance(node, gast.Assign)
+            and isinstance(node.value, (gast.List, *COMPREHENSIONS))
+            for t in node.targets if isinstance(t, gast.Name)}
+
+
+def _runtime_call(fn: Any, name: str, *args: gast.expr) -> gast.Call:
+    node = gast.Call(func=load(name), args=list(args), keywords=[])
+    set_anno(node, "callee", fn)
+    return node
+
+
+class ListNormalizer(ExpressionNormalizer):
+    """List building, reading and conversion; the statement normalizer extends it."""
+
+    list_names: set[str]
+    list_arrays: set[str]  # the names of rt.list_array(items) values
+
+    # -- building --------------------------------------------------------------
+    def build_list(self, name: str, node: gast.expr, like: gast.AST) -> None:
+        """``name = [a, b]`` or ``name = [e for ...]`` as ``List()`` and appends."""
+        self.list_names.add(name)
+        self.locals.add(name)
+        self.assign(name, _runtime_call(runtime.new_list, "List"), like)
+        if isinstance(node, gast.List):
+            for item in node.elts:
+                self.append_to(name, item, like)
+        else:
+            self.stmt(self.comprehension_loops(name, node))
+
+    def append_to(self, name: str, item: gast.expr, like: gast.AST) -> None:
+        value = self.atom(item)
+        self.assign(name, _runtime_call(runtime.appended, "rt.appended", load(name), value),
+                    like)
+
+    def comprehension_loops(self, name: str, node: gast.expr) -> gast.For:
+        """The loops (and ``if`` filters) a comprehension stands for, its targets
+        renamed apart (they are local to the comprehension)."""
+        node = copy.deepcopy(node)
+        mapping = {n.id: self.namer.fresh(n.id) for gen in node.generators
+                   for n in gast.walk(gen.target) if isinstance(n, gast.Name)}
+        self.locals |= set(mapping.values())
+        first_iter = node.generators[0].iter
+        for n in gast.walk(node):
+            if isinstance(n, gast.Name) and n.id in mapping and not _inside(n, first_iter):
+                n.id = mapping[n.id]
+        append = gast.Call(func=gast.Attribute(value=load(name), attr="append",
+                                               ctx=gast.Load()), args=[node.elt], keywords=[])
+        body: list[gast.stmt] = [gast.Expr(value=append)]
+        for gen in reversed(node.generators):
+            for cond in reversed(gen.ifs):
+                body = [gast.If(test=cond, body=body, orelse=[])]
+            body = [gast.For(target=gen.target, iter=gen.iter, body=body, orelse=[],
+                             type_comment=None)]
+        for n in gast.walk(body[0]):
+            if isinstance(n, gast.stmt | gast.expr):
+                gast.copy_location(n, node)
+        return body[0]
+
+    def list_method(self, call: gast.Call, s: gast.stmt) -> None:
+        """``items.append(v)`` and ``items.extend(values)`` as statements."""
+        name, method = call.func.value.id, call.func.attr
+        if method not in ("append", "extend") or len(call.args) != 1 or call.keywords:
+            raise self.error(call, f"the list method '{method}' is not supported: a list "
+                             "may only grow by append(v) and extend(values)",
+                             "build a new list, or use an array")
+        item = call.args[0]
+        if method == "append":
+            self.append_to(name, item, s)
+        elif isinstance(item, gast.Tuple | gast.List):
+            for e in item.elts:
+                self.append_to(name, e, s)
+        else:
+            value = self.namer.fresh("item")
+            self.locals.add(value)
+            add = gast.Expr(value=gast.Call(func=gast.Attribute(
+                value=load(name), attr="append", ctx=gast.Load()), args=[load(value)],
+                keywords=[]))
+            loop = gast.For(target=store(value), iter=item, body=[add], orelse=[],
+                            type_comment=None)
+            for n in gast.walk(loop):
+                if isinstance(n, gast.stmt | gast.expr):
+                    gast.copy_location(n, s)
+            self.stmt(loop)
+
+    def is_list_method(self, call: gast.expr) -> bool:
+        return isinstance(call, gast.Call) and isinstance(call.func, gast.Attribute) \
+            and isinstance(call.func.value, gast.Name) and call.func.value.id in self.list_names
+
+    def check_list_uses(self, body: list[gast.stmt]) -> None:
+        """Refuse, at its line, any use of a list other than growing and reading it."""
+        allowed: set[int] = set()
+        for stmt in body:
+            for node in gast.walk(stmt):
+                if isinstance(node, gast.Subscript):
+                    allowed.add(id(node.value))
+                elif isinstance(node, gast.Call) and get_anno(node, "callee") in _TAKES_LISTS:
+                    allowed |= {id(a) for a in node.args}
+        for stmt in body:
+            for node in gast.walk(stmt):
+                if isinstance(node, gast.Assign) and isinstance(node.targets[0], gast.Name) \
+                        and node.targets[0].id in self.list_names and not (
+                            isinstance(node.value, gast.Call) and get_anno(
+                                node.value, "callee") in (runtime.new_list, runtime.appended)):
+                    raise self.error(node, f"the list '{node.targets[0].id}' is bound to "
+                                     "another value", "give the new value its own name")
+                if isinstance(node, gast.Name) and node.id in self.list_names and \
+                        isinstance(node.ctx, gast.Load) and id(node) not in allowed:
+                    raise self.error(stmt, f"the list '{node.id}' can only grow (append, "
+                                     "extend), be indexed, iterated, measured with len() or "
+                                     "passed to NumPy functions, sum, max and min",
+                                     f"use np.array({node.id}) for anything else")
+
+    # -- reading ---------------------------------------------------------------
+    def atom(self, node: gast.expr) -> gast.expr:
+        if isinstance(node, COMPREHENSIONS):
+            name = self.namer.fresh("items")
+            self.build_list(name, node, node)
+            return load(name)
+        return super().atom(node)
+
+    def subscript(self, node: gast.Subscript) -> tuple[gast.expr, str]:
+        base = self.atom(node.value) if isinstance(node.value, COMPREHENSIONS) else node.value
+        if not (isinstance(base, gast.Name) and base.id in self.list_names):
+            return super().subscript(node)
+        if isinstance(node.slice, gast.Slice | gast.Tuple):
+            raise self.error(node, "a slice of a list is not supported",
+                             "index one item at a time, or convert: np.array(items)[a:b]")
+        index = self.index(node.slice)
+        if not (isinstance(index, gast.Constant) and index.value >= 0):
+            index = self.temp(_runtime_call(runtime.list_position, "rt.list_position",
+                                            load(base.id), index), "position", node)
+        return gast.Subscript(value=load(base.id), slice=index, ctx=gast.Load()), \
+            f"{base.id}_item"
+
+    def call(self, node: gast.Call) -> tuple[gast.expr, str]:
+        """A call; ``np.stack(items)`` and ``np.concatenate(items)`` (axis 0) of a
+        list as the same operation on ``rt.list_array(items)``."""
+        op, stem = super().call(node)
+        target = get_anno(op, "callee")
+        if target in _JOINED and op.args and self._from_list(op.args[0]) and \
+                _axis_zero(op.args[1:], op.keywords):
+            joined = gast.Call(func=op.func, args=[op.args[0]], keywords=[])
+            set_anno(joined, "callee", _JOINED[target])
+            return gast.copy_location(joined, op), stem
+        return op, stem
+
+    def _from_list(self, atom: gast.expr) -> bool:
+        return isinstance(atom, gast.Name) and atom.id in self.list_arrays
+
+    def bind(self, node: gast.Call, target: Any) -> tuple[list[gast.expr], list[gast.keyword]]:
+        """Arguments bound as the expression normalizer does; a list passed to a
+        library function is passed as ``rt.list_array(items)``."""
+        args, keywords = super().bind(node, target)
+        if target in _TAKES_LISTS:
+            return args, keywords
+        args = [self._as_array(a, target, node) for a in args]
+        for kw in keywords:
+            kw.value = self._as_array(kw.value, target, node)
+        return args, keywords
+
+    def _as_array(self, atom: gast.expr, target: Any, node: gast.Call) -> gast.expr:
+        if not (isinstance(atom, gast.Name) and atom.id in self.list_names):
+            return atom
+        if isinstance(target, LocalFunction | types.FunctionType) and not \
+                getattr(target, "__module__", "").startswith(("numpy", "builtins")):
+            raise self.error(node, f"passing the list '{atom.id}' to a function is not "
+                             "supported", f"pass np.array({atom.id}) or a tuple")
+        array = self.temp(_runtime_call(runtime.list_array, "rt.list_array", atom),
+                          f"{atom.id}_array", node)
+        self.list_arrays.add(array.id)
+        return array
+
+
+def _axis_zero(args: list[gast.expr], keywords: list[gast.keyword]) -> bool:
+    axes = list(args) + [k.value for k in keywords if k.arg == "axis"]
+    others = [k for k in keywords if k.arg != "axis"]
+    return not others and len(axes) <= 1 and all(
+        isinstance(a, gast.Constant) and a.value == 0 for a in axes)
+
+
+def _inside(node: gast.AST, tree: gast.AST) -> bool:
+    return any(n is node for n in gast.walk(tree))
