@@ -128,8 +128,9 @@ def uses_import_from(x):
     return sin(x)
 
 
-def uses_list_comprehension(x):
-    return sum([x * k for k in range(3)])  # <- here
+def uses_list_pop(x):
+    v = [x * k for k in range(3)]
+    return v.pop()  # <- here
 
 
 def uses_set_comprehension(x):
@@ -140,8 +141,10 @@ def uses_dict_comprehension(x):
     return len({k: x for k in range(3)})  # <- here
 
 
-def uses_generator_expression(x):
-    return sum(x * k for k in range(3))  # <- here
+def uses_list_item_write(x):
+    v = [x * k for k in range(3)]
+    v[0] = x  # <- here
+    return sum(v)
 
 
 def uses_walrus(x):
@@ -160,10 +163,10 @@ def uses_set_literal(x):
     return x * 2.0 + len(s)
 
 
-def uses_list_literal(x):
-    v = [x, x]  # <- here
+def uses_list_returned(x):
+    v = [x, x]
     v.append(x)
-    return x * 2.0 + len(v)
+    return v  # <- here
 
 
 def uses_for_else(x, n):

@@ -217,10 +217,69 @@ def scatter_write(v, idx):
     return np.sum(y * y)
 
 
-def test_writing_through_an_index_array_is_refused_at_its_line():
+def scatter_add_in_place(v, idx):
+    y = np.ones(5)
+    y[idx] += v * 2.0  # x[idx] += v is x[idx] = x[idx] + v: the last write wins
+    return np.sum(y * y * np.arange(5.0))
+
+
+def mask_write(v):
+    y = v * 1.0
+    y[v < 0.0] = 0.0
+    return np.sum(y * v)
+
+
+def scalar_through_an_index(v, idx, c):
+    y = v * 2.0
+    y[idx] = c * c
+    return np.sum(y * v)
+
+
+def rows_through_an_index(m, idx, r):
+    out = m * 1.0
+    out[idx] = r
+    return np.sum(out ** 2 * m)
+
+
+def index_write_in_a_loop(v, idx):
+    y = np.zeros(4)
+    for k in range(3):
+        y[idx] = v * k + y[idx] * v
+    return np.sum(y * y)
+
+
+def test_a_repeated_index_written_keeps_the_last_write():
+    # y = [v1, 0, 0]: d/dv sum(y^2) = [0, 2 v1] (v0 was overwritten by v1)
+    v, idx = np.array([3.0, 2.0]), np.array([0, 0])
+    for jit in (False, True):
+        grad = ad.gradient(ad.differentiable(scatter_write, jit=jit))(v, idx)
+        np.testing.assert_array_equal(grad, [0.0, 4.0])
+
+
+@pytest.mark.parametrize("f, args", [
+    (scatter_write, (np.array([1.0, 2.0, -0.5]), np.array([0, 2, 0]))),
+    (scatter_add_in_place, (np.array([0.5, -1.0, 2.0]), np.array([0, 3, 0]))),
+    (scatter_add_in_place, (np.array([0.5, -1.0, 2.0]), np.array([-1, 3, 1]))),
+    (mask_write, (np.array([0.5, -1.0, 2.0, -0.25]),)),
+    (scalar_through_an_index, (np.array([0.5, -1.0, 2.0]), np.array([2, 0, 2]), 0.7)),
+    (rows_through_an_index, (np.arange(6.0).reshape(3, 2) / 5, np.array([2, 0, 2]),
+                             np.array([[1.0, -2.0], [0.5, 0.25], [3.0, 1.0]]))),
+    (index_write_in_a_loop, (np.array([0.5, -1.0, 2.0]), np.array([3, 1, 3]))),
+], ids=lambda v: getattr(v, "__name__", ""))
+def test_writes_through_index_arrays(f, args):
+    check(f, *args)
+
+
+def scatter_write_2d_index(v, idx):
+    y = np.zeros(3)
+    y[idx] = v
+    return np.sum(y)
+
+
+def test_writing_through_a_2d_index_array_is_refused_at_its_line():
     with pytest.raises(ad.NonDifferentiableError, match=r"test_correctness_classes.py:\d+:\d+"
-                       r": error: writing into 'y' through an index array"):
-        ad.gradient(scatter_write)(np.array([1.0, 2.0]), np.array([0, 0]))
+                       r": error: writing into 'y' through a 2-d index array"):
+        ad.gradient(scatter_write_2d_index)(np.ones((2, 2)), np.array([[0, 1], [2, 0]]))
 
 
 # ---- an empty tuple-element cotangent added into a full one (issue 13.8) ---------------

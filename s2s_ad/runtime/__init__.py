@@ -24,6 +24,7 @@ modules, by topic (this ``__init__`` re-exports each one's ``__all__``):
   ``reductions.REDUCTIONS``, one row per reduction
 - ``shapes``: ``reshape``, ``reshape_like``, ``slice_axis``, ``index_axis``
 - ``indexing``: ``scatter_add`` (the cotangent of a gather: repeated indices add up),
+  ``written_items`` (of a write through an index array: the last write wins),
   ``take_axis``, ``take_vjp``, ``take_vjp_axis``, ``write_back`` (argument arrays
   written by the function)
 - ``einsum``: ``einsum`` (constant subscripts), ``einsum_like`` (its VJP forms)

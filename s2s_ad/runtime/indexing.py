@@ -1,5 +1,6 @@
 """Cotangents of gathers: ``d_x[index] += g`` where ``index`` is an integer, an
 integer array (repeated entries add up, as ``np.add.at`` does) or a boolean mask;
+of writes through such an index (``written_items``: the last write wins);
 ``np.take`` along an axis (``take_axis``: Numba's reads out of bounds unchecked and
 fails on multi-dimensional indices) and the VJPs of ``np.take`` built on
 ``scatter_add`` (``take_vjp``, ``take_vjp_axis``).
@@ -23,6 +24,43 @@ from .axes import as_3d, check_array, normalize_axis, numba_impl, split_at
 def scatter_add(d, index, g):
     """``d[index] += g`` in place, adding once per occurrence of a repeated index."""
     np.add.at(d, index, g)
+
+
+def written_items(d, index):
+    """``d[index]`` for the cotangent of ``v`` in ``x[index] = v``: where ``index``
+    repeats a position, the last write wins, so earlier entries get 0.
+
+    >>> written_items(np.array([1.0, 2.0, 3.0]), np.array([0, 2, 0]))
+    array([0., 3., 1.])
+    """
+    part = np.array(d[index], dtype=np.float64)
+    if index.dtype != np.bool_:
+        _zero_overwritten(part, index, d.shape[0])
+    return part
+
+
+@register_jitable
+def _zero_overwritten(part, index, rows):
+    seen = np.zeros(rows, np.bool_)
+    for k in range(index.shape[0] - 1, -1, -1):
+        p = index[k] + rows if index[k] < 0 else index[k]
+        if seen[p]:
+            part[k] = 0.0
+        seen[p] = True
+
+
+@overload(written_items)
+def _written_items_numba(d, index):
+    if not isinstance(index, types.Array):
+        return None
+    if isinstance(index.dtype, types.Boolean):
+        return lambda d, index: d[index].astype(np.float64)
+
+    def rows(d, index):
+        part = d[index].astype(np.float64)
+        _zero_overwritten(part, index, d.shape[0])
+        return part
+    return rows
 
 
 @overload(scatter_add)
@@ -207,4 +245,5 @@ def write_back(dst, src):
     dst[...] = src
 
 
-__all__ = ["scatter_add", "take_axis", "take_vjp", "take_vjp_axis", "write_back"]
+__all__ = ["scatter_add", "take_axis", "take_vjp", "take_vjp_axis", "write_back",
+           "written_items"]

@@ -124,10 +124,12 @@ def write_item(cx: Context, s: gast.Assign, where: Where) -> tuple[list, list]:
     moves ``d_x[index]`` into ``d_v`` and zeroes it."""
     target = s.targets[0]
     name = target.value.id
-    if array_index(target.slice, cx.kind) is not None:
+    chosen = array_index(target.slice, cx.kind)
+    if chosen is not None and not (chosen.boolean or chosen.ndim == 1):
         raise NonDifferentiableError(
-            f"writing into '{name}' through an index array is not differentiable yet",
-            cx.norm.parsed.location(s), "write in a loop over the indices instead")
+            f"writing into '{name}' through a {chosen.ndim}-d index array is not "
+            "differentiable yet", cx.norm.parsed.location(s),
+            "index with a 1-d integer array or a boolean mask")
     if name in cx.scratch:
         return write_scratch(cx, s, where)
     check_writable(cx, name, s)
@@ -152,7 +154,7 @@ def write_item(cx: Context, s: gast.Assign, where: Where) -> tuple[list, list]:
                           value=old_value, type_comment=None)
     rev = [cx.header()] + pops + [restore]
     if cx.activity.active(name):
-        rev += item_adjoint(cx, name, index, s.value, where, fwd, item_kind)
+        rev += item_adjoint(cx, name, index, s.value, where, fwd, item_kind, target.slice)
     return fwd + [s], rev
 
 
@@ -176,7 +178,7 @@ def write_scratch(cx: Context, s: gast.Assign, where: Where) -> tuple[list, list
     body: list[gast.stmt] = []
     value = s.value
     if cx.active(value):
-        part = gast.Subscript(value=load(d_x), slice=index, ctx=gast.Load())
+        part = _written_part(cx, d_x, index, target.slice)
         kind = cx.kind(value)
         if isinstance(kind, ArrayKind):
             v_f, v_p, v_value = saving.save(cx, value, where, reference=True)
@@ -282,17 +284,26 @@ def kind_of_item(cx: Context, name: str, index: gast.expr) -> Kind:
     return indexed(cx.kinds[name], index, cx.kind)
 
 
+def _written_part(cx: Context, d_x: str, index: gast.expr, written: gast.expr) -> gast.expr:
+    """``d_x[index]``: the cotangent of what ``x[written] = v`` wrote (through an
+    index array, ``rt.written_items``: of a repeated position, the last write)."""
+    if array_index(written, cx.kind) is not None:
+        return call("rt.written_items", load(d_x), index)
+    return gast.Subscript(value=load(d_x), slice=index, ctx=gast.Load())
+
+
 def item_adjoint(cx: Context, name: str, index: gast.expr, value: gast.expr, where: Where,
-                 fwd: list, item_kind: Kind) -> list[gast.stmt]:
+                 fwd: list, item_kind: Kind, written: gast.expr) -> list[gast.stmt]:
     """``d_value += d_x[index]`` (summed back to the value's shape), then
     ``d_x[index] = 0``.  ``item_kind`` is the kind of ``x[index]``: ``index`` here
-    may read tapes, whose kinds the kinds stage never saw."""
+    may read tapes, whose kinds the kinds stage never saw; ``written`` is the
+    index as the user wrote it."""
     d_x = cx.adj(name)
     f, p, x_value = saving.save(cx, load(name), where, reference=True)  # for its shape
     fwd += f
     out = p + [materialized(cx, d_x, x_value)]
     if cx.active(value):
-        part = gast.Subscript(value=load(d_x), slice=index, ctx=gast.Load())
+        part = _written_part(cx, d_x, index, written)
         kind = cx.kind(value)
         if isinstance(kind, ArrayKind):
             v_f, v_p, v_value = saving.save(cx, value, where)
