@@ -1,6 +1,12 @@
 """Derivative rules: the registry API and the built-in tables."""
 
-from . import builtin_rules, einsum_rules, math_rules, numpy_rules  # noqa: F401  (the tables)
+from . import (  # noqa: F401  (the tables)
+    builtin_rules,
+    einsum_rules,
+    math_rules,
+    numpy_rules,
+    stack_rules,
+)
 from .registry import Rule, all_rules, lookup, operator_rule, register
 
 __all__ = ["Rule", "all_rules", "lookup", "operator_rule", "register"]
