@@ -411,6 +411,30 @@ rule(np.stack, None,
      Case("np.stack-axis1", "np.stack((a, b), axis=1)", args(a=unif(M), b=unif(M))),
      Case("np.stack-default-1d", "np.stack((a, b))", args(a=unif(V), b=unif(V))),
      Case("np.stack-axis-1", "np.stack((a, b), axis=-1)", args(a=unif(V), b=unif(V))))
+rule(np.vstack, 1,
+     Case("np.vstack-1d-and-2d", "np.vstack((a, b))", args(a=unif(ROW), b=unif(M))),
+     Case("np.vstack-1d", "np.vstack((a, b))", args(a=unif(V), b=unif(V)), numba=True),
+     Case("np.vstack-2d-list", "np.vstack([a, b, a])", args(a=unif((2, 4)), b=unif(M))),
+     Case("np.vstack-numbers", "np.vstack((a, b, a))", args(a=unif(), b=unif((1,)))))
+rule(np.hstack, 1,
+     Case("np.hstack-1d", "np.hstack((a, b))", args(a=unif(V), b=unif((3,)))),
+     Case("np.hstack-2d", "np.hstack((a, b))", args(a=unif(M), b=unif(COL)), numba=True),
+     Case("np.hstack-number-and-1d", "np.hstack((a, b, a))", args(a=unif(), b=unif(V))))
+rule(np.column_stack, 1,
+     Case("np.column_stack-1d-and-2d", "np.column_stack((a, b))",
+          args(a=unif((3,)), b=unif(M))),
+     Case("np.column_stack-1d", "np.column_stack((a, b))", args(a=unif(V), b=unif(V))),
+     Case("np.column_stack-numbers", "np.column_stack((a, b))", args(a=unif(), b=unif()),
+          numba=True),
+     Case("np.column_stack-3d", "np.column_stack((a, b))",
+          args(a=unif((2, 3, 2)), b=unif((2, 1, 2)))))
+for _rank, _fn in enumerate((np.atleast_1d, np.atleast_2d, np.atleast_3d), start=1):
+    rule(_fn, 1,
+         Case(f"np.atleast_{_rank}d-1d", f"np.atleast_{_rank}d(x)", args(x=unif(V))),
+         Case(f"np.atleast_{_rank}d-number", f"np.atleast_{_rank}d(x)", args(x=unif()),
+              numba=True),
+         Case(f"np.atleast_{_rank}d-2d", f"np.atleast_{_rank}d(x)", args(x=unif(M))),
+         Case(f"np.atleast_{_rank}d-3d", f"np.atleast_{_rank}d(x)", args(x=unif((2, 3, 2)))))
 
 # ---- linear algebra ------------------------------------------------------------------------
 rule(np.linalg.solve, None,

@@ -604,6 +604,21 @@ def test_shape_helpers(ndim):
         compiled("shape")(x3, np.ones(6), 0, 0, 1, 2)
 
 
+@numba.njit
+def filled_group(x):
+    return ar.filled((1,), x), ar.filled((1, 1), x), ar.filled((1, 1, 1), x)
+
+
+def test_filled_takes_numbers_and_0d_arrays_in_both_paths():
+    for x in (2.5, -3, True, np.array(2.5), np.array(-3), np.array(False)):
+        want = [np.full(shape, x) for shape in ((1,), (1, 1), (1, 1, 1))]
+        for got in ([ar.filled(shape, x) for shape in ((1,), (1, 1), (1, 1, 1))],
+                    filled_group(x)):
+            for a, b in zip(got, want, strict=True):
+                assert a.shape == b.shape and a.dtype == b.dtype, (x, a, b)
+                np.testing.assert_array_equal(a, b)
+
+
 # --------------------------------------------------------------------------
 # float32 keeps its dtype in both paths
 

@@ -1,5 +1,6 @@
 """More NumPy and math rules: einsum, cumsum, sort, take, float64/float, np.array of
-tuples, math.fsum, and np.linalg.norm with ``ord``.
+tuples, math.fsum, np.linalg.norm with ``ord``, vstack/hstack/column_stack and
+atleast_1d/2d/3d.
 
 Every gradient is checked by ``s2s_ad.testing.check_grads`` against central finite
 differences of the original function and the dot-product identity, on the Python
@@ -559,13 +560,224 @@ def test_norm_refusals_name_the_call(f, args, message):
     assert re.search(r"test_rules_more\.py:\d+:\d+: error", text), text
 
 
+# ---- vstack, hstack, column_stack, atleast_1d/2d/3d -----------------------------------------
+def vstack_two_vectors(a, b):
+    return np.vstack((a, b * 2.0)) ** 2
+
+
+def vstack_vector_on_matrix(a, rows):
+    return np.sin(np.vstack([a, rows]))
+
+
+def vstack_matrix_then_vector(rows, x):
+    return np.vstack((rows, x)) * np.arange(3.0)
+
+
+def vstack_three(a, b, c):
+    return np.vstack((a * b, c, b)) ** 2
+
+
+def vstack_numbers(x, z):
+    return np.vstack((z, x, z * x[0])) ** 2
+
+
+def hstack_vectors(x, b):
+    return np.hstack((x, b, x * b[0])) ** 2
+
+
+def hstack_matrices(a, b):
+    return np.exp(np.hstack([a, b.T]))
+
+
+def hstack_number_and_vector(x, z):
+    return np.hstack((z, x, z * z)) ** 2
+
+
+def column_stack_vectors(x, b):
+    return np.column_stack((x, b * x)) ** 2
+
+
+def column_stack_vector_and_matrix(a, rows):
+    return np.column_stack([a, rows]) @ np.array((1.0, -2.0, 3.0))
+
+
+def column_stack_numbers(x, z):
+    return np.column_stack((x * z, z)) ** 2
+
+
+def atleast_1d_number(x):
+    return np.atleast_1d(np.sin(x) * x) ** 2
+
+
+def atleast_2d_number(x):
+    return np.atleast_2d(x * x) * np.arange(6.0).reshape(2, 3)
+
+
+def atleast_3d_number(a):
+    return np.atleast_3d(np.sum(a ** 2)) ** 2
+
+
+def atleast_1d_arrays(a, rows):
+    return np.sum(np.atleast_1d(a) * a) + np.sum(np.atleast_1d(rows) ** 2)
+
+
+def atleast_2d_vector(a):
+    return np.atleast_2d(a).T @ np.atleast_2d(a * 2.0)
+
+
+def atleast_2d_matrix(rows):
+    return np.atleast_2d(rows) ** 2
+
+
+def atleast_3d_vector(a):
+    return np.sum(np.atleast_3d(a) ** 2, axis=2)
+
+
+def atleast_3d_matrix(rows):
+    return np.cumsum(np.atleast_3d(rows), axis=1) ** 2
+
+
+def stack_in_loop(x):
+    total = 0.0
+    for i in range(3):
+        total = total + np.sum(np.vstack((x * i, x)) ** 2)
+    return total
+
+
+def stack_names_like_templates(seq, axis, g):
+    x = np.vstack((seq, axis))
+    z = np.hstack((g, seq))
+    a = np.column_stack((seq, g))
+    return np.sum(x ** 2) + np.sum(z * z) + np.sum(np.atleast_2d(a) * np.atleast_1d(axis[0]))
+
+
+def stack_of_a_0d_array(a, z):
+    # a 0-d array computes like a number; Numba's np.full and atleast_* differ on it
+    return np.vstack((z, a)) ** 2 + np.sum(np.hstack((z, a)) ** 2) + \
+        np.sum(np.atleast_2d(z) * a)
+
+
+STACK_CASES = [
+    (vstack_two_vectors, (normal(3), normal(3))),
+    (vstack_vector_on_matrix, (normal(3), normal(2, 3))),
+    (vstack_matrix_then_vector, (normal(2, 3), normal(3))),
+    (vstack_three, (normal(3), normal(3), normal(2, 3))),
+    (vstack_numbers, (normal(1), 0.7)),
+    (hstack_vectors, (normal(3), normal(2))),
+    (hstack_matrices, (normal(2, 3), normal(1, 2))),
+    (hstack_number_and_vector, (normal(3), 0.7)),
+    (column_stack_vectors, (normal(4), normal(4))),
+    (column_stack_vector_and_matrix, (normal(4), normal(4, 2))),
+    (column_stack_numbers, (0.3, -0.6)),
+    (atleast_1d_number, (0.7,)),
+    (atleast_2d_number, (0.7,)),
+    (atleast_3d_number, (normal(3),)),
+    (atleast_1d_arrays, (normal(3), normal(2, 3))),
+    (atleast_2d_vector, (normal(3),)),
+    (atleast_2d_matrix, (normal(2, 3),)),
+    (atleast_3d_vector, (normal(3),)),
+    (atleast_3d_matrix, (normal(2, 3),)),
+    (stack_in_loop, (normal(3),)),
+    (stack_names_like_templates, (normal(2), normal(2), normal(2))),
+    (stack_of_a_0d_array, (normal(1), np.array(0.5))),
+]
+
+
+@pytest.mark.parametrize(("f", "args"), STACK_CASES, ids=[f.__name__ for f, _ in STACK_CASES])
+def test_stacks(f, args):
+    check_grads(f, *args)
+
+
+def test_stacks_match_numpy_in_both_paths():
+    for f, args in STACK_CASES:
+        want = f(*args)
+        for jit in (False, True):
+            got = ad.differentiable(f, jit=jit)(*args)
+            assert np.shape(got) == np.shape(want), f.__name__
+            np.testing.assert_allclose(got, want, rtol=1e-13, err_msg=f.__name__)
+
+
+def test_stack_source_joins_promoted_operands():
+    text = ad.source(vstack_vector_on_matrix, normal(3), normal(2, 3))
+    # Numba's vstack needs operands of one rank: a 1-D operand is made a row first
+    assert "np.concatenate((np.atleast_2d(tup[0]), tup[1]), axis=0)" in text
+    # its cotangent is row 0 of the result's; the matrix's, the rows after it
+    assert "rt.index_axis(d_vstack_tup, 0, 0)" in text
+    assert "rt.slice_axis(d_vstack_tup, 0, 1, 1 + tup[1].shape[0])" in text
+    assert "np.vstack(tup)" in ad.source(vstack_two_vectors, normal(3), normal(3))
+    number = ad.source(atleast_1d_number, 0.7)
+    assert "rt.filled((1,), " in number and "np.sum(d_atleast_1d_" in number
+
+
+def stack_int_and_bool(x, k):
+    counts = np.vstack((k, k + 1))
+    mask = np.column_stack((x > 0.0, x < 0.5))
+    wide = np.hstack((k, x))
+    return np.sum(counts * x) + np.sum(np.where(mask.T, np.vstack((x, x)), 0.0)) + np.sum(wide ** 2)
+
+
+def test_stacks_of_int_and_bool_arrays_keep_their_dtype():
+    x, k = normal(3), np.arange(3)
+    check_grads(stack_int_and_bool, x, k)
+    for jit in (False, True):
+        f = ad.differentiable(stack_int_and_bool, wrt=("x",), jit=jit)
+        assert f(x, k) == pytest.approx(stack_int_and_bool(x, k), rel=1e-13)
+    text = ad.source(stack_int_and_bool, x, k)
+    assert "mask = np.column_stack(" in text and "wide = np.hstack(" in text
+
+
+def hstack_vector_and_matrix(a, b):
+    return np.hstack((a, b))
+
+
+def atleast_1d_of_two(a, b):
+    return np.atleast_1d(a, b)
+
+
+def vstack_of_an_array(a, b):
+    return np.vstack(a * b)
+
+
+@pytest.mark.parametrize(("f", "args", "message"), [
+    (hstack_vector_and_matrix, (normal(3), normal(2, 3)),
+     "np.hstack: operands of 1 and 2 dimensions (after promotion) cannot be joined"),
+    (atleast_1d_of_two, (normal(3), normal(2)),
+     "'atleast_1d' has no derivative rule for 2 arguments (only for 1)"),
+    (vstack_of_an_array, (normal(2, 3), normal(3)), "np.vstack needs a tuple (or list) of arrays"),
+])
+def test_stack_refusals_name_the_call(f, args, message):
+    with pytest.raises(ad.NonDifferentiableError) as info:
+        ad.gradient(ad.differentiable(f, wrt=("a",)))(*args)
+    text = str(info.value)
+    assert message in text
+    assert re.search(r"test_rules_more\.py:\d+:\d+: error", text), text
+
+
+def atleast_2d_then_write(a):
+    b = a * 2.0
+    y = np.atleast_2d(b)  # NumPy: b itself
+    y[0, 0] = 5.0
+    return np.sum(b * y)
+
+
+def test_writing_into_what_atleast_may_return_is_refused():
+    with pytest.raises(ad.NonDifferentiableError, match="writing into 'y', which may share "
+                       "memory with another array"):
+        ad.gradient(atleast_2d_then_write)(normal(2, 2))
+
+
 # ---- all of them compiled together -----------------------------------------------------------
 def everything(weights, b, idx):
     h = np.einsum("ij,j->i", weights, b)
     s = np.sort(np.cumsum(h))
     t = np.take(s, idx)
     pair = np.array((np.float64(t[0]), math.fsum((t[1], b[0]))))
-    return np.linalg.norm(pair, 3) + np.linalg.norm(weights, np.inf, axis=1)[0]
+    rows = np.vstack((b, weights))
+    wide = np.hstack((t[2], s, pair))
+    cols = np.column_stack((pair, np.atleast_2d(pair).T))
+    stacked = np.sum(rows ** 2) * 0.1 + np.sum(wide * np.atleast_1d(b[1])) + \
+        np.sum(np.atleast_3d(cols) ** 2)
+    return np.linalg.norm(pair, 3) + np.linalg.norm(weights, np.inf, axis=1)[0] + stacked
 
 
 def test_everything_compiles_with_numba():

@@ -6,6 +6,7 @@ from . import (  # noqa: F401  (the tables)
     list_rules,
     math_rules,
     numpy_rules,
+    stack_rules,
 )
 from .registry import Rule, all_rules, lookup, operator_rule, register
 

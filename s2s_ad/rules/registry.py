@@ -107,6 +107,13 @@ def lookup(obj: Any, nargs: int) -> Rule | None:
     return None
 
 
+def arities(obj: Any) -> list[int]:
+    """The argument counts ``obj`` has rules for, when each rule is for one count
+    (empty when ``obj`` has none, or one for any count)."""
+    counts = [nargs for (_, nargs), (other, _) in _RULES.items() if other is obj]
+    return [] if None in counts else sorted(counts)
+
+
 def operator_rule(op: gast.operator | gast.unaryop, where: Any = None) -> Rule:
     """The rule of a binary or unary operator (an error naming it if there is none)."""
     table = _UNARYOPS if isinstance(op, gast.unaryop) else _BINOPS

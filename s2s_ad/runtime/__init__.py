@@ -22,7 +22,7 @@ modules, by topic (this ``__init__`` re-exports each one's ``__all__``):
   ``..._all_keepdims``, ``norm_all`` and their VJPs ``..._vjp_axis[_keepdims]``,
   ``..._vjp_all[_keepdims]``, ``expand_reduced``: generated from the table
   ``reductions.REDUCTIONS``, one row per reduction
-- ``shapes``: ``reshape``, ``reshape_like``, ``slice_axis``, ``index_axis``
+- ``shapes``: ``reshape``, ``reshape_like``, ``slice_axis``, ``index_axis``, ``filled``
 - ``indexing``: ``scatter_add`` (the cotangent of a gather: repeated indices add up),
   ``written_items`` (of a write through an index array: the last write wins),
   ``take_axis``, ``take_vjp``, ``take_vjp_axis``, ``write_back`` (argument arrays
@@ -60,6 +60,13 @@ transpose, x.T, transpose(x, axes)         yes (axes as a literal tuple)
 concatenate((a, b), axis=k)                yes with a tuple; a list no
 stack((a, b), axis=k)                      yes (incl. negative axis)
   their VJPs: slice/index along an axis    -> slice_axis, index_axis
+vstack, hstack((a, b))                     operands of one rank only; numbers no
+                                           (the rules join np.atleast_2d/1d of
+                                           each with concatenate instead)
+column_stack((a, b))                       1-D and 2-D arrays; 3-D, 0-d and
+                                           numbers no (the rules: concatenate)
+atleast_1d/2d/3d(x)                        arrays (0-d too, any layout); a number
+                                           no -> filled (np.full((1, ...), x))
 linalg.solve, inv, det, slogdet            yes (float32 too, non-contiguous too)
 linalg.norm(x)                             1-D and 2-D (Frobenius) only; ord='fro'
                                            no; axis= no; ndim > 2 no

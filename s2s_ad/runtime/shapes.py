@@ -1,20 +1,24 @@
-"""Reshapes of any layout, and the slices and indexes that undo concatenate/stack.
+"""Reshapes of any layout, the slices and indexes that undo concatenate/stack, and
+arrays of a number (``np.atleast_2d(x)`` and the stacks of a number ``x``).
 
 Numba reshapes C-contiguous arrays only; ``reshape`` and ``reshape_like``
 accept any layout (a view when the input is contiguous, else a copy, as in
 NumPy).  The VJP of ``np.concatenate`` gives each operand a slice of the
 cotangent along the axis (``slice_axis``), that of ``np.stack`` an index along
-it (``index_axis``); both return new C-contiguous arrays.
+it (``index_axis``); both return new C-contiguous arrays.  ``filled`` is
+``np.full`` of a number that may be held in a 0-d array (an argument), which
+Numba's ``np.full`` refuses.
 """
 
 from __future__ import annotations
 
 import numpy as np
+from numba.core import types
 from numba.extending import register_jitable
 
 from .axes import as_3d, check_array, normalize_axis, numba_impl, shape_with, shape_without
 
-__all__ = ["index_axis", "reshape", "reshape_like", "slice_axis"]
+__all__ = ["filled", "index_axis", "reshape", "reshape_like", "slice_axis"]
 
 
 def reshape(x, shape):
@@ -118,3 +122,20 @@ def _ol_index_axis(x, axis, i):
         return part.reshape(shape_without(x.shape, ax))
 
     return impl
+
+
+def filled(shape, x):
+    """``np.full(shape, x)`` for a number ``x``, also one held in a 0-d array (which
+    computes like a number here, but which Numba's ``np.full`` refuses).
+
+    >>> filled((1, 1), np.array(2.5)), filled((1,), 3).dtype
+    (array([[2.5]]), dtype('int64'))
+    """
+    return np.full(shape, x)
+
+
+@numba_impl(filled)
+def _ol_filled(shape, x):
+    if isinstance(x, types.Array):
+        return lambda shape, x: np.full(shape, x[()])
+    return lambda shape, x: np.full(shape, x)

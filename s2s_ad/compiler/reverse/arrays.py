@@ -21,7 +21,7 @@ from s2s_ad.errors import NonDifferentiableError
 from s2s_ad.kinds import ArrayKind, Kind, array_index, indexed
 from s2s_ad.rules.registry import Rule
 
-_VIEWS = (np.reshape, np.transpose, np.ravel)
+_VIEWS = (np.reshape, np.transpose, np.ravel, np.atleast_1d, np.atleast_2d, np.atleast_3d)
 
 
 def _definitions(stmts: list[gast.stmt]):

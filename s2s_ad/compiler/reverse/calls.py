@@ -30,7 +30,7 @@ from s2s_ad.compiler.syntax.builders import (
     substitute,
 )
 from s2s_ad.errors import NonDifferentiableError
-from s2s_ad.rules.registry import Rule
+from s2s_ad.rules.registry import Rule, arities
 
 
 def specialized(cx: Context, prim: Primitive, where: gast.AST) -> Rule:
@@ -207,6 +207,13 @@ def unknown_call(cx: Context, s: gast.stmt, prim: Primitive) -> NonDifferentiabl
     callee = prim.callee
     name = getattr(callee, "__name__", repr(callee))
     loc = cx.norm.parsed.location(s.value if hasattr(s.value, "lineno") else s)
+    counts = arities(callee)
+    if counts:  # a rule for another number of arguments (np.atleast_1d(a, b))
+        given, wanted = len(prim.operands), " or ".join(map(str, counts))
+        return NonDifferentiableError(
+            f"'{name}' has no derivative rule for {given} argument{'s' * (given != 1)} (only "
+            f"for {wanted})", loc, f"pass {wanted} argument{'s' * (counts != [1])} (call it "
+            "once per value if need be)")
     return NonDifferentiableError(
         f"'{name}' has no derivative rule" + ("" if is_library(callee) else
                                             " and no Python source to differentiate"), loc,
