@@ -115,7 +115,19 @@ def module_names_as_locals(x):
     return List * math
 
 
+def make_shadowing_builtins(len, min, range):  # noqa: A002
+    def closure(x):
+        s = 0.0
+        for w in (x, 2.0 * x):  # the compiler counts a tuple loop with len()
+            s += w * len[0]
+        for a, b in zip((x, x * x), (1.0, range), strict=True):  # and a zip with min()
+            s += a * b * min
+        return s
+    return closure
+
+
 @pytest.mark.parametrize("f, args", [
+    (make_shadowing_builtins(np.array([2.0, 3.0]), 1.5, 0.5), (0.8,)),
     (reserved_local_names, (1.5, 2.0)),
     (names_like_generated_ones, (0.7, 1.1, 1.3, 0.4, 2.0)),
     (underscore_parameter, (2.0,)),

@@ -20,7 +20,7 @@ import numpy as np
 
 from s2s_ad import runtime
 from s2s_ad.compiler.ir import GlobalRead, LocalFunction
-from s2s_ad.compiler.syntax.annotations import set_anno
+from s2s_ad.compiler.syntax.annotations import get_anno, set_anno
 from s2s_ad.compiler.syntax.builders import assigned_names, const, load
 from s2s_ad.compiler.syntax.names import op_word
 
@@ -317,6 +317,8 @@ class ExpressionNormalizer:
             method_call = gast.Call(func=func, args=args, keywords=keywords)
             gast.copy_location(method_call, node)
             node = method_call
+        elif get_anno(node, "callee") is not None:  # a call the normalizer wrote
+            target = get_anno(node, "callee")
         elif isinstance(func, gast.Name) and func.id in self.local_fns:
             target: Any = self.local_fns[func.id]
         else:

@@ -47,7 +47,7 @@ from s2s_ad.compiler.syntax.annotations import get_anno, set_anno
 from s2s_ad.compiler.syntax.builders import load, store
 
 COMPREHENSIONS = (gast.ListComp, gast.GeneratorExp)
-_JOINED = {np.stack: np.array, np.concatenate: runtime.merge_leading}
+_JOINED = ((np.stack, np.array), (np.concatenate, runtime.merge_leading))
 _TAKES_LISTS = (builtins.len, runtime.appended, runtime.list_array, runtime.list_position)
 
 
@@ -192,10 +192,11 @@ class ListNormalizer(ExpressionNormalizer):
         list as the same operation on ``rt.list_array(items)``."""
         op, stem = super().call(node)
         target = get_anno(op, "callee")
-        if target in _JOINED and op.args and self._from_list(op.args[0]) and \
+        joins = [to for of, to in _JOINED if of is target]
+        if joins and op.args and self._from_list(op.args[0]) and \
                 _axis_zero(op.args[1:], op.keywords):
             joined = gast.Call(func=op.func, args=[op.args[0]], keywords=[])
-            set_anno(joined, "callee", _JOINED[target])
+            set_anno(joined, "callee", joins[0])
             return gast.copy_location(joined, op), stem
         return op, stem
 
@@ -206,7 +207,7 @@ class ListNormalizer(ExpressionNormalizer):
         """Arguments bound as the expression normalizer does; a list passed to a
         library function is passed as ``rt.list_array(items)``."""
         args, keywords = super().bind(node, target)
-        if target in _TAKES_LISTS:
+        if any(target is t for t in _TAKES_LISTS):
             return args, keywords
         args = [self._as_array(a, target, node) for a in args]
         for kw in keywords:

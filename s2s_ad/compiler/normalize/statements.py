@@ -17,6 +17,7 @@ Guarantees about the returned ``FunctionDef`` (besides those of
 
 from __future__ import annotations
 
+import builtins
 import copy
 import dataclasses
 from dataclasses import dataclass, field
@@ -216,7 +217,8 @@ class _Normalizer(ListNormalizer):
 
     def stmt_For(self, s: gast.For) -> None:
         it = s.iter
-        if not (isinstance(it, gast.Call) and self._is_range(it.func)):
+        if not (isinstance(it, gast.Call) and (get_anno(it, "callee") is range
+                                               or self._is_range(it.func))):
             self.indexed_loop(s)
             return
         if not isinstance(s.target, gast.Name):
@@ -344,7 +346,10 @@ def _value_uses(body: list[gast.stmt], name: str) -> bool:
 
 
 def _call(name: str, *args: gast.expr) -> gast.Call:
-    return gast.Call(func=load(name), args=list(args), keywords=[])
+    """A call of the builtin ``name`` (never a user variable of that name)."""
+    node = gast.Call(func=load(name), args=list(args), keywords=[])
+    set_anno(node, "callee", getattr(builtins, name))
+    return node
 
 
 def _rename(node: gast.expr, old: str, new: str) -> gast.expr:
