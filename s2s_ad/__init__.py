@@ -18,7 +18,13 @@ from .api import (
     value_and_gradient,
     value_with_pullback,
 )
-from .errors import ArgumentError, JitError, NonDifferentiableError, ZeroDerivativeWarning
+from .errors import (
+    ArgumentError,
+    IntegerArgumentWarning,
+    JitError,
+    NonDifferentiableError,
+    ZeroDerivativeWarning,
+)
 from .introspect import Diagnostic, Explanation, diagnose, explain, source
 from .markers import derivative, with_derivative, without_derivative
 
@@ -30,6 +36,7 @@ __all__ = [
     "JitError",
     "NonDifferentiableError",
     "ZeroDerivativeWarning",
+    "IntegerArgumentWarning",
     "deferred_errors",
     "derivative",
     "diagnose",

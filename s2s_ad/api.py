@@ -12,6 +12,9 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import inspect
+import threading
+import warnings
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
@@ -21,7 +24,7 @@ from .compiler.custom import calling_wrapper
 from .compiler.jit import signature_text
 from .compiler.pipeline import Transform
 from .compiler.transforms import parsed_function, transform
-from .errors import ArgumentError, JitError, NonDifferentiableError
+from .errors import ArgumentError, IntegerArgumentWarning, JitError, NonDifferentiableError
 from .kinds import kind_of_value
 from .markers import custom_derivative
 
@@ -95,6 +98,9 @@ class DifferentiableFunction:
             self.error = exc
             return
         if self.wrt is not None:
+            self.wrt = tuple(parsed.params[w] if isinstance(w, int) and not isinstance(w, bool)
+                             and -len(parsed.params) <= w < len(parsed.params) else w
+                             for w in self.wrt)
             unknown = [w for w in self.wrt if w not in parsed.params]
             if unknown:
                 problem = (f"wrt names {unknown} that are not parameters of "
@@ -107,14 +113,37 @@ class DifferentiableFunction:
     def __repr__(self) -> str:
         return f"<differentiable {getattr(self.fn, '__qualname__', self.fn)}>"
 
-    def __call__(self, *args: Any) -> Any:
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
         if self.error is not None:
             raise self.error
+        args, _ = self.bind(args, kwargs)
         _, primal, global_values = self.entry("primal", args)
         return primal(*args, *global_values)
 
+    def bind(self, args: tuple, kwargs: dict) -> tuple[tuple, frozenset[int]]:
+        """The arguments of a call as the original accepts them (keywords,
+        defaults), one per parameter in order, and the positions left to their
+        defaults (never differentiated unless named in ``wrt``).
+
+        >>> def f(x, y=2.0, *, scale=1.0):
+        ...     return x * y * scale
+        >>> differentiable(f).bind((1.0,), {"scale": 3.0})
+        ((1.0, 2.0, 3.0), frozenset({1}))
+        """
+        params = parsed_function(self.fn).params
+        if not kwargs and len(args) == len(params):
+            return args, frozenset()
+        try:
+            bound = inspect.signature(self.fn).bind(*args, **kwargs)
+        except TypeError as exc:
+            raise TypeError(f"{self.__name__}(): {exc}") from None
+        given = set(bound.arguments)
+        bound.apply_defaults()
+        return (tuple(bound.arguments[p] for p in params),
+                frozenset(i for i, p in enumerate(params) if p not in given))
+
     # -- preparation and running ------------------------------------------------------
-    def wrt_positions(self, args: tuple) -> list[int]:
+    def wrt_positions(self, args: tuple, defaulted: frozenset[int] = frozenset()) -> list[int]:
         params = parsed_function(self.fn).params
         if len(args) != len(params):
             raise TypeError(f"{self.__name__}() takes {len(params)} arguments but "
@@ -124,7 +153,8 @@ class DifferentiableFunction:
                 raise ArgumentError(f"argument '{name}' of {self.__name__} is an array of "
                                     f"dtype {a.dtype}; only numeric arrays are supported")
         if self.wrt is None:
-            return [i for i, a in enumerate(args) if _is_differentiable_value(a)]
+            return [i for i, a in enumerate(args)
+                    if _is_differentiable_value(a) and i not in defaulted]
         positions = [params.index(w) for w in self.wrt]
         for i in positions:
             if not _is_differentiable_value(args[i]):
@@ -133,11 +163,11 @@ class DifferentiableFunction:
                     f"value {args[i]!r} is a {type(args[i]).__name__}, not a float")
         return positions
 
-    def prepare(self, args: tuple) -> Transform:
+    def prepare(self, args: tuple, defaulted: frozenset[int] = frozenset()) -> Transform:
         """The transform for arguments like ``args`` (built once per kind signature)."""
         if self.error is not None:
             raise self.error
-        positions = self.wrt_positions(args)
+        positions = self.wrt_positions(args, defaulted)
         kinds = [kind_of_value(a) for a in args]
         dtype = "np.longdouble" if any(isinstance(a, np.longdouble) for a in args) \
             else "np.float64"
@@ -165,7 +195,8 @@ class DifferentiableFunction:
         self.status[name] = ("numba", f"Numba compiled it for ({signature_text(args)})")
         return fn
 
-    def entry(self, role: str, args: tuple) -> tuple[Transform, Callable, tuple]:
+    def entry(self, role: str, args: tuple, defaulted: frozenset[int] = frozenset()
+              ) -> tuple[Transform, Callable, tuple]:
         """(transform, callable, global values) of generated function ``role`` for
         ``args``; call it as ``callable(*args, *global_values)``.
 
@@ -174,20 +205,22 @@ class DifferentiableFunction:
         argument types this is a dictionary lookup and one read per global;
         Numba's dispatcher then picks the compiled code.
         """
-        key = (role, tuple(_type_key(a) for a in args))
+        key = (role, tuple(_type_key(a) for a in args), defaulted)
         hit = self._entries.get(key)
         if hit is not None:
             values = hit[0].global_values()
             if tuple(_type_key(v) for v in values) == hit[2]:
                 return hit[0], hit[1], values
-        t = self.prepare(args)
-        values = t.global_values()
-        fn = self.callable_for(t, getattr(t.generated, role).name, args + values)
-        self._entries[key] = (t, fn, tuple(_type_key(v) for v in values))
+        with _compiling:  # one first call at a time (threads)
+            t = self.prepare(args, defaulted)
+            values = t.global_values()
+            fn = self.callable_for(t, getattr(t.generated, role).name, args + values)
+            self._entries[key] = (t, fn, tuple(_type_key(v) for v in values))
         return t, fn, values
 
 
 _wrappers: dict[Any, DifferentiableFunction] = {}
+_compiling = threading.RLock()
 _defer_errors = False
 
 
@@ -206,7 +239,17 @@ def deferred_errors() -> Iterator[None]:
         _defer_errors = saved
 
 
-def as_differentiable(f: Callable) -> DifferentiableFunction:
+def as_differentiable(f: Callable, wrt: Iterable[str | int] | str | int | None = None
+                      ) -> DifferentiableFunction:
+    """``f`` as a :class:`DifferentiableFunction`; with ``wrt`` (names or positions
+    of parameters), one that differentiates those (``f``'s other options kept)."""
+    if wrt is not None:
+        wrt = (wrt,) if isinstance(wrt, str | int) else tuple(wrt)
+        jit = f.jit if isinstance(f, DifferentiableFunction) else "auto"
+        key = (f, wrt, jit)
+        if key not in _wrappers:
+            _wrappers[key] = DifferentiableFunction(f, wrt=wrt, jit=jit)
+        return _wrappers[key]
     if isinstance(f, DifferentiableFunction):
         return f
     if f not in _wrappers:
@@ -238,6 +281,32 @@ def _grads(df: DifferentiableFunction, t: Transform, raw: tuple, args: tuple) ->
     return out[0] if len(out) == 1 else out
 
 
+def _check_integers(df: DifferentiableFunction, t: Transform, args: tuple) -> None:
+    """Integer arguments are never differentiated: an error when that leaves
+    nothing to differentiate, else a warning (once per argument types)."""
+    if df.wrt is not None or t in _checked:
+        return
+    _checked.add(t)
+    params = t.parsed.params
+    ints = [f"{p}={a!r}" for p, a in zip(params, args, strict=True)
+            if isinstance(a, int | np.integer) and not isinstance(a, bool | np.bool_)]
+    if not ints:
+        return
+    what = ", ".join(ints)
+    name, value = ints[0].split("=")
+    hint = f"pass floats to differentiate them ({name}={float(value)!r})"
+    if not t.wrt_positions:
+        raise ArgumentError(f"{df.__name__}: no argument is differentiated: {what} "
+                            f"{'is an int' if len(ints) == 1 else 'are ints'}, and ints "
+                            f"never are; {hint}")
+    warnings.warn(f"{df.__name__}: the int argument{'s' * (len(ints) > 1)} {what} "
+                  f"{'is' if len(ints) == 1 else 'are'} not differentiated; {hint}",
+                  IntegerArgumentWarning, stacklevel=3)
+
+
+_checked: set = set()
+
+
 def _scalar_result(t: Transform) -> None:
     if t.result_kind not in ("float", "int", "bool"):
         raise TypeError(f"gradient needs a function with a scalar float result, but "
@@ -245,46 +314,61 @@ def _scalar_result(t: Transform) -> None:
                         "value_with_pullback for other results")
 
 
-def value_and_gradient(f: Callable) -> Callable:
-    """``f`` -> a function returning ``(value, gradient)`` in one fused call.
+Wrt = Iterable[str | int] | str | int | None
+
+
+def value_and_gradient(f: Callable, wrt: Wrt = None) -> Callable:
+    """``f`` -> a function returning ``(value, gradient)`` in one fused call;
+    ``wrt`` names the parameters (or their positions) to differentiate.
 
     >>> value_and_gradient(lambda x: x * x)(3.0)
     (9.0, 6.0)
+    >>> value_and_gradient(lambda x, y: x * y, wrt="y")(3.0, 2.0)
+    (6.0, 3.0)
     """
-    df = as_differentiable(f)
+    df = as_differentiable(f, wrt)
 
-    def value_and_gradient_of(*args: Any) -> tuple[Any, Any]:
-        t, fused, global_values = df.entry("fused", args)
+    def value_and_gradient_of(*args: Any, **kwargs: Any) -> tuple[Any, Any]:
+        args, defaulted = df.bind(args, kwargs)
+        t, fused, global_values = df.entry("fused", args, defaulted)
         _scalar_result(t)
+        _check_integers(df, t, args)
         value, raw = fused(*args, *global_values)
         return value, _grads(df, t, raw, args)
 
     return value_and_gradient_of
 
 
-def gradient(f: Callable) -> Callable:
-    """``f`` -> its gradient: bare for one differentiated parameter, else a tuple.
+def gradient(f: Callable, wrt: Wrt = None) -> Callable:
+    """``f`` -> its gradient: bare for one differentiated parameter, else a tuple;
+    ``wrt`` as in :func:`value_and_gradient` (``jax.grad``'s ``argnums``).
 
     >>> gradient(lambda x, y: x * y)(2.0, 3.0)
     (3.0, 2.0)
+    >>> gradient(lambda x, y: x * y, wrt=(1,))(2.0, 3.0)
+    2.0
     """
-    vg = value_and_gradient(f)
+    vg = value_and_gradient(f, wrt)
 
-    def gradient_of(*args: Any) -> Any:
-        return vg(*args)[1]
+    def gradient_of(*args: Any, **kwargs: Any) -> Any:
+        return vg(*args, **kwargs)[1]
 
     return gradient_of
 
 
-def value_with_pullback(f: Callable, *args: Any) -> tuple[Any, Callable]:
-    """Run ``f`` forward once; return its value and its pullback.
+def value_with_pullback(f: Callable, *args: Any, wrt: Wrt = None,
+                        **kwargs: Any) -> tuple[Any, Callable]:
+    """Run ``f`` forward once at ``args`` (and keyword arguments); return its value
+    and its pullback, which differentiates ``wrt`` (default: every float argument).
 
     >>> value, pb = value_with_pullback(lambda x: x * x, 3.0)
     >>> pb(1.0)
     6.0
     """
-    df = as_differentiable(f)
-    t, forward, global_values = df.entry("forward", args)
+    df = as_differentiable(f, wrt)
+    args, defaulted = df.bind(args, kwargs)
+    t, forward, global_values = df.entry("forward", args, defaulted)
+    _check_integers(df, t, args)
     value, residuals = forward(*args, *global_values)
     compiled: list[Callable] = []
 
@@ -293,14 +377,15 @@ def value_with_pullback(f: Callable, *args: Any) -> tuple[Any, Callable]:
             cotangent = float(cotangent)
         pair = (residuals, cotangent)
         if not compiled:
-            compiled.append(df.callable_for(t, t.generated.pullback.name, pair))
+            with _compiling:
+                compiled.append(df.callable_for(t, t.generated.pullback.name, pair))
         return _grads(df, t, compiled[0](*pair), args)
 
     return value, pullback_of
 
 
-def pullback(f: Callable, *args: Any) -> Callable:
+def pullback(f: Callable, *args: Any, wrt: Wrt = None, **kwargs: Any) -> Callable:
     """The pullback of ``f`` at ``args`` (``value_with_pullback`` without the value)."""
-    return value_with_pullback(f, *args)[1]
+    return value_with_pullback(f, *args, wrt=wrt, **kwargs)[1]
 
 

@@ -93,5 +93,10 @@ class JitError(RuntimeError):
     """Numba could not compile generated code and ``jit=True`` was asked for."""
 
 
+class IntegerArgumentWarning(UserWarning):
+    """An int argument passed where a float may have been meant: ints are never
+    differentiated (pass 1.0, or name the parameter in ``wrt``)."""
+
+
 class ArgumentError(TypeError):
     """An argument value that cannot be differentiated (names the argument)."""

@@ -10,9 +10,12 @@ True
 
 from __future__ import annotations
 
+import typing
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
+
+import numpy as np
 
 from .api import DifferentiableFunction, as_differentiable
 from .compiler.pipeline import Transform, stage_source
@@ -59,10 +62,28 @@ class Diagnostic:
         return f"{self.path}:{self.line}:{self.col}: {self.severity}: {self.message}"
 
 
+_EXAMPLES = {float: 1.0, int: 1, bool: False, np.float64: np.float64(1.0),
+             np.float32: np.float32(1.0), np.ndarray: np.ones(3)}
+
+
 def _example_args(df: DifferentiableFunction) -> tuple:
+    """Arguments standing for any call: by annotation (``float``, ``int``, ``bool``,
+    ``np.ndarray``: a 1-d float array), else the default value, else 1.0."""
     parsed = parsed_function(df.fn)
-    return tuple(parsed.defaults.get(p, 1.0) if parsed.defaults.get(p) is not None else 1.0
-                 for p in parsed.params)
+    try:
+        hints = typing.get_type_hints(df.fn)
+    except Exception:  # an annotation that does not evaluate: use the rest
+        hints = {}
+    out = []
+    for p in parsed.params:
+        hint = typing.get_origin(hints.get(p)) or hints.get(p)
+        if hint in _EXAMPLES:
+            out.append(_EXAMPLES[hint])
+        elif parsed.defaults.get(p) is not None:
+            out.append(parsed.defaults[p])
+        else:
+            out.append(1.0)
+    return tuple(out)
 
 
 def diagnose(f: Callable, *args: Any) -> list[Diagnostic]:
@@ -99,9 +120,8 @@ def _transform_for(f: Callable, args: tuple) -> tuple[DifferentiableFunction, Tr
     df = as_differentiable(f)
     if args:
         return df, df.prepare(args)
-    if df.last is None:
-        raise ValueError(f"{df.__name__} has not run yet: pass example arguments, "
-                         f"as in source({df.__name__}, 1.0)")
+    if df.last is None:  # not run yet: arguments typed from annotations, floats otherwise
+        return df, df.prepare(_example_args(df))
     return df, df.last
 
 
@@ -125,8 +145,8 @@ def explain(f: Callable, *args: Any) -> Explanation:
     df, t = _transform_for(f, args)
     scalar = t.result_kind in ("float", "int", "bool")
     hot = (t.generated.fused if scalar else t.generated.forward).name
-    if args:
-        df.callable_for(t, hot, args + t.global_values())
+    if args or not df.status:
+        df.callable_for(t, hot, (args or _example_args(df)) + t.global_values())
     entries = dict(df.status)
     path, reason = entries.get(hot) or next(iter(entries.values()), ("python", "not run"))
     return Explanation(function=t.name, path=path, reason=reason, entries=entries)

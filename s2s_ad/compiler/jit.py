@@ -17,10 +17,13 @@ f: runs with Numba (Numba compiled it for (float64))
 from __future__ import annotations
 
 import os
+import pickle
 import re
 import sys
+import threading
 import types
 import warnings
+import zlib
 from pathlib import Path
 from typing import Any
 
@@ -48,11 +51,23 @@ def cache_dir() -> Path:
 def write_module(stem: str, source: str, digest: str) -> Path:
     """Write ``source`` once under a content-addressed name; return its path."""
     path = cache_dir() / f"{stem}_{digest}.py"
-    if not path.exists():
-        tmp = path.with_suffix(f".{os.getpid()}.tmp")
+    if not path.exists() or _read(path) != source:  # new, or truncated or garbled
+        tmp = path.with_suffix(f".{os.getpid()}.{threading.get_ident()}.tmp")
         tmp.write_text(source)
-        os.replace(tmp, path)
+        os.replace(tmp, path)  # atomic: readers see the old file or the new one
     return path
+
+
+def _read(path: Path) -> str | None:
+    try:
+        return path.read_text()
+    except (OSError, UnicodeDecodeError):
+        return None
+
+
+# what loading a damaged file of Numba's disk cache raises
+CACHE_ERRORS = (EOFError, pickle.UnpicklingError, OSError, zlib.error, AttributeError,
+                IndexError, KeyError, ImportError)
 
 
 def signature_text(args: tuple) -> str:
@@ -69,6 +84,13 @@ def short_reason(exc: BaseException) -> str:
     reason = " ".join(keep[:3]) or type(exc).__name__
     reason = re.sub(r"\x1b\[[0-9;]*m", "", reason)
     return f"{type(exc).__name__}: {reason}"[:400]
+
+
+def _compile(dispatcher: Any, sig: tuple) -> None:
+    with warnings.catch_warnings():  # ctypes pointers cannot be cached: fine
+        warnings.filterwarnings("ignore", "Cannot cache compiled function",
+                                numba_errors.NumbaWarning)
+        dispatcher.compile(sig)
 
 
 class GeneratedModule:
@@ -120,6 +142,11 @@ class GeneratedModule:
             self._numba = ns
         return self._numba[name]
 
+    def drop_cache(self) -> None:
+        """Delete Numba's cache files of this module (its index and data files)."""
+        for file in (self.path.parent / "__pycache__").glob(f"{self.path.stem}.*.nb[ic]"):
+            file.unlink(missing_ok=True)
+
     def compiled(self, name: str, args: tuple) -> tuple[Any, str]:
         """(callable, reason): the Numba function for ``args``, or why not.
 
@@ -137,10 +164,11 @@ class GeneratedModule:
             return None, self.failures[key]
         try:
             dispatcher = self.numba(name)
-            with warnings.catch_warnings():  # ctypes pointers cannot be cached: fine
-                warnings.filterwarnings("ignore", "Cannot cache compiled function",
-                                        numba_errors.NumbaWarning)
-                dispatcher.compile(sig)
+            try:
+                _compile(dispatcher, sig)
+            except CACHE_ERRORS:  # a damaged cache file: drop this module's, compile anew
+                self.drop_cache()
+                _compile(dispatcher, sig)
         except JitError as exc:
             self.failures[key] = str(exc)
             return None, self.failures[key]

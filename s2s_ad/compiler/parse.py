@@ -175,24 +175,35 @@ def parse_function(fn: Any) -> ParsedFunction:
     parsed = ParsedFunction(name=node.name if code.co_name != "<lambda>" else "lambda_",
                             node=node, filename=code.co_filename,
                             namespace=_namespace(fn), key=code)
-    finish_parse(parsed, defaults=fn.__defaults__ or ())
+    finish_parse(parsed, defaults=fn.__defaults__ or (), kwdefaults=fn.__kwdefaults__)
     return parsed
 
 
-def finish_parse(parsed: ParsedFunction, defaults: tuple = ()) -> None:
-    """Check the tree and fill in ``params`` and ``defaults`` of ``parsed``."""
+def finish_parse(parsed: ParsedFunction, defaults: tuple = (),
+                 kwdefaults: dict | None = None) -> None:
+    """Check the tree and fill in ``params`` and ``defaults`` of ``parsed``.
+
+    Positional-only and keyword-only parameters become plain parameters, in
+    the order ``inspect.signature`` lists them (callers bind arguments by it)."""
     args = parsed.node.args
     loc = parsed.location
-    if args.vararg or args.kwarg or args.kwonlyargs or args.posonlyargs:
-        bad = args.vararg or args.kwarg or (args.kwonlyargs or args.posonlyargs)[0]
+    if args.vararg or args.kwarg:
+        bad = args.vararg or args.kwarg
         raise NonDifferentiableError(
-            "variadic, keyword-only and positional-only parameters are not supported",
-            loc(bad), "declare plain positional parameters")
-    parsed.params = [a.id for a in args.args]
+            "variadic parameters (*args, **kwargs) are not supported",
+            loc(bad), "declare the parameters one by one")
+    ordinary = list(args.posonlyargs) + list(args.args)
     values = list(defaults) or [None] * len(args.defaults)
-    for name, value in zip(parsed.params[len(parsed.params) - len(values):], values,
+    parsed.params = [a.id for a in ordinary + list(args.kwonlyargs)]
+    for name, value in zip([a.id for a in ordinary][len(ordinary) - len(values):], values,
                            strict=True):
         parsed.defaults[name] = value
+    for a, default in zip(args.kwonlyargs, args.kw_defaults, strict=True):
+        if default is not None:
+            parsed.defaults[a.id] = (kwdefaults or {}).get(a.id)
+    args.args = ordinary + list(args.kwonlyargs)
+    args.posonlyargs, args.kwonlyargs, args.kw_defaults = [], [], []
+    args.defaults = []
     freeze_lists(parsed.node)
     check_supported(parsed.node, parsed.filename)
     refused = refused_list_change(parsed.node)

@@ -10,6 +10,7 @@ per argument-kind signature; calls between functions linked, recursion refused.
 
 from __future__ import annotations
 
+import threading
 from typing import Any
 
 from s2s_ad.compiler.ir import GlobalRead, LocalFunction, ParsedFunction
@@ -33,19 +34,34 @@ _transforms: dict[tuple, Transform] = {}
 _in_progress: dict[Any, ParsedFunction] = {}
 
 
+# one transform at a time (re-entrant: a transform links its callees): the caches
+# and the recursion guard are shared by every thread
+_lock = threading.RLock()
+
+
 def parsed_function(target: Any) -> ParsedFunction:
     """Parse (once) a Python function or a lifted local function."""
     if isinstance(target, LocalFunction):
         return target.parsed
     key = (target, getattr(target, "__code__", None))
-    if key not in _parsed:
-        _parsed[key] = parse_function(target)
-    return _parsed[key]
+    hit = _parsed.get(key)
+    if hit is None:
+        with _lock:
+            if key not in _parsed:
+                _parsed[key] = parse_function(target)
+            hit = _parsed[key]
+    return hit
 
 
 def transform(target: Any, arg_kinds: list[Kind], wrt_positions: list[int],
               float_dtype: str = "np.float64") -> Transform:
     """Run every stage on ``target`` for arguments of ``arg_kinds`` (cached)."""
+    with _lock:
+        return _transform(target, arg_kinds, wrt_positions, float_dtype)
+
+
+def _transform(target: Any, arg_kinds: list[Kind], wrt_positions: list[int],
+               float_dtype: str) -> Transform:
     parsed = parsed_function(target)
     key = (id(parsed), tuple(arg_kinds), tuple(wrt_positions), float_dtype,
            _global_kinds(parsed))

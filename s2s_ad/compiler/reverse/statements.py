@@ -90,7 +90,7 @@ def apply_rule(cx: Context, s: gast.Assign, target: str, prim: Primitive, where:
             contributions += cx.accumulate(atom.id, cx.kind(atom), tuple_of(items))
         elif prim.what == "rule":
             rule, param = prim.rule, prim.rule.params[pos]
-            names = {n: value_of(n) for n in rule.needs(param)}
+            names = {n: value_of(n) for n in sorted(rule.needs(param))}
             names["g"] = g
             value = substitute(rule.template(param), names)
             value = arrays.broadcast_back(cx, rule, target, atom, param, value, value_of)

@@ -1,0 +1,231 @@
+"""First contact: what a new user meets before any gradient is right or wrong.
+
+Deterministic generated source (the disk cache hits in every new process), a
+second process that compiles nothing, concurrent first calls, damaged cache
+files, calls with keywords and defaults, ``wrt=`` on every entry point,
+``source``/``explain`` before a call, and integer arguments.
+"""
+
+import os
+import subprocess
+import sys
+import textwrap
+import threading
+import warnings
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import s2s_ad as ad
+
+TESTS = Path(__file__).parent
+ROOT = TESTS.parent
+
+
+def _run(code: str, cache: Path, hash_seed: str = "0") -> str:
+    """Run ``code`` as the file ``program.py`` beside ``cache`` in a new process."""
+    program = cache.parent / "program.py"
+    program.write_text(textwrap.dedent(code))
+    env = dict(os.environ, S2S_AD_CACHE_DIR=str(cache), PYTHONHASHSEED=hash_seed,
+               PYTHONPATH=os.pathsep.join([str(ROOT), str(TESTS)]))
+    done = subprocess.run([sys.executable, str(program)], env=env, cwd=TESTS,
+                          capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr[-3000:]
+    return done.stdout
+
+
+# ---- the generated source does not depend on PYTHONHASHSEED --------------------------------
+_SOURCES = """
+import hashlib
+import numpy as np
+import s2s_ad as ad
+from catalogue import CATALOGUE
+import test_growing_lists as lists
+texts = [ad.source(c.fn, *c.args) for c in CATALOGUE[::7]]
+texts.append(ad.source(lists.iterated_and_enumerated, lists.V))
+texts.append(ad.source(lists.hidden_states, lists.V[:3], lists.W))
+print(len(texts), hashlib.sha256("".join(texts).encode()).hexdigest())
+"""
+
+
+def test_generated_source_is_the_same_under_every_hash_seed(tmp_path):
+    outputs = {_run(_SOURCES, tmp_path / "cache", hash_seed=seed) for seed in ("1", "2", "3")}
+    assert len(outputs) == 1, outputs
+    assert int(next(iter(outputs)).split()[0]) > 20
+
+
+# ---- a second process loads what the first compiled ------------------------------------------
+_COMPILES = """
+import numpy as np
+import s2s_ad as ad
+
+@ad.differentiable(jit=True)
+def energy(x, lam):
+    e = 0.0
+    for i in range(1, x.shape[0] - 1):
+        d2 = x[i - 1] - 2.0 * x[i] + x[i + 1]
+        e += lam * d2 * d2 + (x[i] - 1.0) ** 2
+    return e
+
+x = np.linspace(0.0, 1.0, 7)
+value, (grad, dlam) = ad.value_and_gradient(energy)(x, 0.5)
+dispatchers = [fn for (_, fn, _) in energy._entries.values()]
+hits = sum(sum(d.stats.cache_hits.values()) for d in dispatchers)
+misses = sum(sum(d.stats.cache_misses.values()) for d in dispatchers)
+print(hits, misses, repr(value), repr(dlam), grad.tolist())
+"""
+
+
+def test_a_second_process_compiles_nothing(tmp_path):
+    first = _run(_COMPILES, tmp_path / "cache").split(maxsplit=2)
+    second = _run(_COMPILES, tmp_path / "cache").split(maxsplit=2)
+    assert first[1] != "0"  # the first process compiled (cache misses)...
+    assert second[:2] == ["1", "0"], second  # ...the second loaded it: one hit, no miss
+    assert first[2] == second[2]
+
+
+# ---- damaged cache files are compiled again, never a crash ----------------------------------
+_DAMAGE = {
+    "truncated": lambda data: data[:len(data) // 3],
+    "garbled": lambda data: bytes(b ^ 0x5A for b in data),
+    "empty": lambda data: b"",
+}
+
+
+@pytest.mark.parametrize("damage", list(_DAMAGE))
+def test_damaged_cache_files_are_rebuilt(damage, tmp_path):
+    cache = tmp_path / "cache"
+    expected = _run(_COMPILES, cache).split(maxsplit=2)[2]
+    files = [p for p in (cache / "generated").rglob("*") if p.is_file()]
+    assert any(p.suffix == ".nbi" for p in files) and any(p.suffix == ".py" for p in files)
+    for path in files:
+        path.write_bytes(_DAMAGE[damage](path.read_bytes()))
+    assert _run(_COMPILES, cache).split(maxsplit=2)[2] == expected
+    assert _run(_COMPILES, cache).split(maxsplit=2)[:2] == ["1", "0"]  # cached again
+
+
+# ---- eight threads make the first call at once ---------------------------------------------
+def ripple(x, w):
+    s = 0.0
+    for i in range(x.shape[0]):
+        s += np.sin(w * x[i]) * x[i]
+    return s
+
+
+def test_concurrent_first_calls(tmp_path):
+    x, w = np.linspace(-1.0, 1.0, 5), 0.7
+    expected_dx = np.sin(w * x) + w * x * np.cos(w * x)
+    expected_dw = np.sum(x * x * np.cos(w * x))
+    df = ad.differentiable(ripple)
+    results, errors = [], []
+    start = threading.Barrier(8)
+
+    def first_call():
+        start.wait()
+        try:
+            results.append(ad.gradient(df)(x, w))
+        except Exception as exc:  # collected: a thread's exception is otherwise lost
+            errors.append(exc)
+
+    threads = [threading.Thread(target=first_call) for _ in range(8)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors, errors
+    assert len(results) == 8
+    for dx, dw in results:
+        np.testing.assert_allclose(dx, expected_dx, rtol=1e-13)
+        assert dw == pytest.approx(expected_dw, rel=1e-13)
+
+
+# ---- defaults, keywords and keyword-only parameters -----------------------------------------
+def scaled(x, y=2.0, *, scale=3.0, shift=0.5):
+    return x * y * scale + shift * x
+
+
+def positional_only(x, /, y):
+    return x * x * y
+
+
+@pytest.mark.parametrize("jit", [False, True], ids=["python", "numba"])
+def test_every_call_the_original_accepts(jit):
+    f = ad.differentiable(scaled, jit=jit)
+    assert f(1.5) == scaled(1.5)
+    assert f(1.5, 4.0, shift=1.0) == scaled(1.5, 4.0, shift=1.0)
+    assert f(y=1.0, x=2.0, scale=0.5) == scaled(y=1.0, x=2.0, scale=0.5)
+    # d/dx = y scale + shift; d/dy = x scale; d/dscale = x y; d/dshift = x
+    assert ad.gradient(f)(1.5) == 2.0 * 3.0 + 0.5  # defaults are not differentiated
+    assert ad.gradient(f)(1.5, y=4.0) == (4.0 * 3.0 + 0.5, 1.5 * 3.0)
+    assert ad.gradient(f)(1.5, 4.0, scale=1.0, shift=2.0) == (6.0, 1.5, 6.0, 1.5)
+    assert ad.value_and_gradient(f)(2.0, scale=1.0) == (scaled(2.0, scale=1.0), (2.5, 4.0))
+    value, pb = ad.value_with_pullback(f, 1.5, y=4.0)
+    assert value == scaled(1.5, y=4.0) and pb(2.0) == (2 * 12.5, 2 * 4.5)
+    assert ad.pullback(f, 1.5, shift=1.0)(1.0) == (7.0, 1.5)
+    g = ad.differentiable(positional_only, jit=jit)
+    assert g(2.0, y=3.0) == 12.0 and ad.gradient(g)(2.0, y=3.0) == (12.0, 4.0)
+    with pytest.raises(TypeError, match="scaled\\(\\): missing a required argument: 'x'"):
+        f(y=1.0)
+    with pytest.raises(TypeError, match="positional_only\\(\\): 'x' parameter is positional"):
+        g(x=1.0, y=2.0)
+
+
+def calls_with_keywords(x, v):
+    return np.sum(v * scaled(x, scale=2.0)) + scaled(x, y=v[0], shift=x)
+
+
+def test_differentiated_code_calls_with_keywords():
+    from s2s_ad.testing import check_grads
+    check_grads(calls_with_keywords, 0.7, np.array([1.0, -2.0, 0.5]), seed=3)
+
+
+# ---- wrt= on every entry point (names or positions, as jax.grad's argnums) ----------------
+def product(x, y, z):
+    return x * y * z * z
+
+
+def test_wrt_on_every_entry_point():
+    args = (2.0, 3.0, 0.5)  # value 1.5; d/dx = y z^2 = 0.75, d/dy = x z^2 = 0.5, d/dz = 6
+    assert ad.gradient(product, wrt=("y",))(*args) == 0.5
+    assert ad.gradient(product, wrt="z")(*args) == 6.0
+    assert ad.gradient(product, wrt=(2, 0))(*args) == (6.0, 0.75)
+    assert ad.gradient(product, wrt=-1)(*args) == 6.0
+    assert ad.value_and_gradient(product, wrt=("x", "y"))(*args) == (1.5, (0.75, 0.5))
+    value, pb = ad.value_with_pullback(product, *args, wrt="y")
+    assert (value, pb(2.0)) == (1.5, 1.0)
+    assert ad.pullback(product, *args, wrt=(0,))(1.0) == 0.75
+    assert ad.gradient(ad.differentiable(product, wrt=("x",)), wrt="z")(*args) == 6.0
+    with pytest.raises(ad.ArgumentError, match="not parameters of product"):
+        ad.gradient(product, wrt="w")(*args)
+
+
+# ---- source and explain before any call -------------------------------------------------------
+def annotated(v: np.ndarray, n: int, scale=2.0):
+    return np.sum(v * scale) * n
+
+
+def test_source_and_explain_before_a_call():
+    text = ad.source(annotated)
+    assert "def annotated_pullback(" in text and "d_v" in text and "d_n" not in text
+    explanation = ad.explain(annotated)
+    assert explanation.function == "annotated" and explanation.path in ("numba", "python")
+    assert ad.source(lambda a, b: a * b, stage="anf").startswith("def lambda_(a, b):")
+
+
+# ---- integer arguments are never differentiated: said, not silent ----------------------------
+def times(x, y):
+    return x * y
+
+
+def test_integer_arguments_are_named():
+    with pytest.raises(ad.ArgumentError, match=r"times: no argument is differentiated: "
+                       r"x=1, y=2 are ints.*\(x=1\.0\)"):
+        ad.gradient(times)(1, 2)
+    with pytest.warns(ad.IntegerArgumentWarning, match=r"the int argument x=1 is not "
+                      r"differentiated; pass floats to differentiate them \(x=1\.0\)"):
+        assert ad.gradient(times)(1, 2.0) == 1.0
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert ad.gradient(times)(1, 2.0) == 1.0  # said once per argument types
+        assert ad.gradient(times)(1.0, 2.0) == (2.0, 1.0)
