@@ -113,7 +113,35 @@ def comprehension_name_shadows_an_argument(x, v):
     return sum([x * x for x in v]) * x  # the comprehension's x is its own
 
 
+def stacked_rows(v):
+    rows = [w * v for w in v]
+    return np.sum(np.vstack(rows) ** 2 * np.arange(16.0).reshape(4, 4))
+
+
+def stacked_numbers(v):
+    column = np.vstack([w * w for w in v])  # numbers become a column
+    row = np.hstack([w * 2.0 for w in v])
+    return np.sum(column * np.arange(4.0).reshape(4, 1)) + np.sum(row ** 3)
+
+
+def stacked_blocks(m):
+    blocks, pieces = [], []
+    for k in range(2):
+        blocks.append(m * (k + 0.5))
+        pieces.append(m[0] * (k + 1.0))
+    return np.sum(np.vstack(blocks) ** 2 * np.arange(12.0).reshape(4, 3)) + \
+        np.sum(np.hstack(pieces) ** 2 * np.arange(6.0))
+
+
+def stacked_matrix_rows(m):  # NumPy joins an array by its rows, like a list of them
+    return np.sum(np.vstack(m) * m) + np.sum(np.hstack(m[0]) * 2.0)
+
+
 @pytest.mark.parametrize("f, args", [
+    (stacked_rows, (V,)),
+    (stacked_numbers, (V,)),
+    (stacked_blocks, (np.arange(6.0).reshape(2, 3) / 4,)),
+    (stacked_matrix_rows, (np.arange(6.0).reshape(2, 3) / 4,)),
     (squares_comprehension, (V,)),
     (appended_in_a_loop, (V,)),
     (hidden_states, (V[:3], W)),

@@ -734,8 +734,8 @@ def atleast_1d_of_two(a, b):
     return np.atleast_1d(a, b)
 
 
-def vstack_of_an_array(a, b):
-    return np.vstack(a * b)
+def hstack_of_a_3d_array(a, b):
+    return np.hstack(a * b)
 
 
 @pytest.mark.parametrize(("f", "args", "message"), [
@@ -743,7 +743,8 @@ def vstack_of_an_array(a, b):
      "np.hstack: operands of 1 and 2 dimensions (after promotion) cannot be joined"),
     (atleast_1d_of_two, (normal(3), normal(2)),
      "'atleast_1d' has no derivative rule for 2 arguments (only for 1)"),
-    (vstack_of_an_array, (normal(2, 3), normal(3)), "np.vstack needs a tuple (or list) of arrays"),
+    (hstack_of_a_3d_array, (normal(2, 2, 3), normal(3)),
+     "np.hstack of an array (or of a list that grows) is only supported for vstack"),
 ])
 def test_stack_refusals_name_the_call(f, args, message):
     with pytest.raises(ad.NonDifferentiableError) as info:

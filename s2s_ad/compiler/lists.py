@@ -55,13 +55,11 @@ def mutated_names(fdef: gast.FunctionDef) -> set[str]:
 def refused_list_change(fdef: gast.FunctionDef) -> tuple[gast.AST, str, str] | None:
     """The first change of a list that is not growth by ``append``/``extend``, with
     what is wrong and a hint; None if every list only grows."""
-    displays = {id(node.value) for node in gast.walk(fdef) if isinstance(node, gast.Assign)
-                and isinstance(node.value, gast.List)
-                and all(isinstance(t, gast.Name) for t in node.targets)}
     comprehensions = (gast.ListComp, gast.GeneratorExp)
-    growing = {t.id for node in gast.walk(fdef) if isinstance(node, gast.Assign)
-               and (id(node.value) in displays or isinstance(node.value, comprehensions))
-               for t in node.targets}
+    pairs = list(named_values(fdef))
+    displays = {id(value) for _, value in pairs if isinstance(value, gast.List)}
+    growing = {name for name, value in pairs
+               if isinstance(value, (gast.List, *comprehensions))}
     for node in gast.walk(fdef):
         if isinstance(node, gast.Subscript) and isinstance(node.ctx, gast.Store | gast.Del) \
                 and _root(node.value) & growing:
@@ -80,6 +78,27 @@ def refused_list_change(fdef: gast.FunctionDef) -> tuple[gast.AST, str, str] | N
                 "bound to a name that grows by append/extend", \
                 "build the list in one display, or preallocate an array (out = np.zeros(n))"
     return None
+
+
+def named_values(fdef: gast.FunctionDef):
+    """(name, value) of ``name = value`` and of ``a, b = va, vb`` (no value reading a
+    target) in ``fdef``."""
+    for node in gast.walk(fdef):
+        if not isinstance(node, gast.Assign):
+            continue
+        for target in node.targets:
+            if isinstance(target, gast.Name):
+                yield target.id, node.value
+            elif isinstance(target, gast.Tuple) and isinstance(node.value, gast.Tuple) and \
+                    len(target.elts) == len(node.value.elts) and \
+                    all(isinstance(t, gast.Name) for t in target.elts) and \
+                    not _root(target) & _reads(node.value):
+                yield from ((t.id, v) for t, v in zip(target.elts, node.value.elts,
+                                                      strict=True))
+
+
+def _reads(node: gast.AST) -> set[str]:
+    return {n.id for n in gast.walk(node) if isinstance(n, gast.Name)}
 
 
 def _lists_of_mutated_names(fdef: gast.FunctionDef):

@@ -6,7 +6,8 @@ NumPy defines the three stacks as concatenations of promoted operands:
 joins ``np.atleast_1d`` of each along axis 0 (1-D) or axis 1 (2-D and more),
 and ``column_stack`` turns numbers and 1-D arrays into columns and joins along
 axis 1.  The rules do the same, from the operands' kinds (their ranks must be
-known when the call is compiled):
+known when the call is compiled); an array (a list that grows arrives as one)
+is joined by its rows, as NumPy iterates over it:
 
 * the forward is the NumPy call itself where Numba compiles it (arrays of one
   rank; for ``column_stack``, 1-D and 2-D arrays), else ``np.concatenate`` of
@@ -86,8 +87,39 @@ def _ndim(kind) -> int | None:
     return 0 if kind in NUMERIC else None
 
 
+def _rows_ndim(join: Join, rows: int) -> int:
+    """The rank of ``join`` of an array's rows of rank ``rows`` (a list given as one
+    array, ``np.vstack(items)``): NumPy iterates over the first axis."""
+    if join.column or (join.name == "hstack" and rows > 1):
+        raise ValueError(f"np.{join.name} of an array (or of a list that grows) is only "
+                         "supported for vstack, and hstack of numbers or 1-d arrays")
+    return max(rows, join.rank) if join.name == "vstack" else 1
+
+
+_ROWS_TEMPLATES = {  # (join, rank of the rows) -> (forward, adjoint)
+    ("vstack", 0): ("rt.reshape(seq, (-1, 1))", "rt.reshape_like(g, seq)"),
+    ("vstack", 1): ("np.copy(seq)", "g"),
+    ("hstack", 0): ("np.copy(seq)", "g"),
+    ("hstack", 1): ("rt.merge_leading(seq)", "rt.reshape_like(g, seq)"),
+}
+
+
+def _rows_variant(join: Join, seq: ArrayKind) -> dict:
+    if seq.ndim is None:
+        raise ValueError(f"np.{join.name}: the number of dimensions is not known here")
+    rows = seq.ndim - 1
+    _rows_ndim(join, rows)
+    forward, adjoint = _ROWS_TEMPLATES.get(
+        (join.name, rows), ("rt.merge_leading(seq)", "rt.reshape_like(g, seq)"))
+    return {"forward": forward, "adjoints": {"seq": adjoint}}
+
+
 def _joined_kind(join: Join):
     def kind(kinds: list, operands: list):
+        if isinstance(kinds[0], ArrayKind):
+            seq = kinds[0]
+            ndim = None if seq.ndim is None else _rows_ndim(join, seq.ndim - 1)
+            return ArrayKind(ndim, seq.floating, seq.boolean)
         parts = kinds[0] if isinstance(kinds[0], tuple) else ()
         ndims = [_ndim(k) for k in parts]
         ndim = None if not parts or None in ndims else max(ndims + [join.rank])
@@ -155,6 +187,8 @@ def _block(join: Join, axis: int, i: int, kind, ndim: int, start: str, stop: str
 
 def _join_variant(join: Join):
     def variant(consts: dict, kinds: dict) -> dict:
+        if isinstance(kinds.get("seq"), ArrayKind):
+            return _rows_variant(join, kinds["seq"])
         ndims = _checked_ndims(join, kinds)
         parts = kinds["seq"]
         axis = join.axis(max(ndims + [join.rank]))

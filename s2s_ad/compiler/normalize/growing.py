@@ -42,6 +42,7 @@ import numpy as np
 
 from s2s_ad import runtime
 from s2s_ad.compiler.ir import LocalFunction
+from s2s_ad.compiler.lists import named_values
 from s2s_ad.compiler.normalize.expressions import ExpressionNormalizer
 from s2s_ad.compiler.syntax.annotations import get_anno, set_anno
 from s2s_ad.compiler.syntax.builders import load, store
@@ -53,9 +54,8 @@ _TAKES_LISTS = (builtins.len, runtime.appended, runtime.list_array, runtime.list
 
 def list_names(fdef: gast.FunctionDef) -> set[str]:
     """The names bound to a list display (one that grows) or a comprehension."""
-    return {t.id for node in gast.walk(fdef) if isinstance(node, gast.Assign)
-            and isinstance(node.value, (gast.List, *COMPREHENSIONS))
-            for t in node.targets if isinstance(t, gast.Name)}
+    return {name for name, value in named_values(fdef)
+            if isinstance(value, (gast.List, *COMPREHENSIONS))}
 
 
 def _runtime_call(fn: Any, name: str, *args: gast.expr) -> gast.Call:

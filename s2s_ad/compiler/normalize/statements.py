@@ -175,6 +175,12 @@ class _Normalizer(ListNormalizer):
             self.assign(target.id, op, s)
             return
         if isinstance(target, gast.Tuple | gast.List):
+            if isinstance(value, gast.Tuple) and any(
+                    isinstance(t, gast.Name) and t.id in self.list_names
+                    for t in target.elts):  # a, b = [], []: lists built one by one
+                for t, v in zip(target.elts, value.elts, strict=True):
+                    self.assign_to(t, v, s)
+                return
             if isinstance(value, gast.Tuple) and len(value.elts) == len(target.elts):
                 parts = []
                 for e in value.elts:
