@@ -373,6 +373,7 @@ def value_with_pullback(f: Callable, *args: Any, wrt: Wrt = None,
     compiled: list[Callable] = []
 
     def pullback_of(cotangent: Any) -> Any:
+        _check_cotangent(df, value, cotangent)
         if isinstance(cotangent, int | float | np.number):
             cotangent = float(cotangent)
         pair = (residuals, cotangent)
@@ -382,6 +383,26 @@ def value_with_pullback(f: Callable, *args: Any, wrt: Wrt = None,
         return _grads(df, t, compiled[0](*pair), args)
 
     return value, pullback_of
+
+
+def _check_cotangent(df: DifferentiableFunction, value: Any, cotangent: Any) -> None:
+    """A cotangent shaped like the result (an ArgumentError naming both otherwise)."""
+    if isinstance(value, tuple):
+        ok = isinstance(cotangent, tuple) and len(cotangent) == len(value)
+        if ok:
+            for v, c in zip(value, cotangent, strict=True):
+                _check_cotangent(df, v, c)
+            return
+    elif isinstance(value, np.ndarray):
+        ok = np.shape(cotangent) == value.shape and np.ndim(cotangent) > 0
+    else:
+        ok = np.ndim(cotangent) == 0 and not isinstance(cotangent, tuple)
+    if not ok:
+        shape = (f"a tuple of {len(value)}" if isinstance(value, tuple) else
+                 f"an array of shape {value.shape}" if isinstance(value, np.ndarray)
+                 else "a number")
+        raise ArgumentError(f"the pullback of {df.__name__} takes a cotangent shaped like "
+                            f"its result ({shape}), not {cotangent!r}")
 
 
 def pullback(f: Callable, *args: Any, wrt: Wrt = None, **kwargs: Any) -> Callable:

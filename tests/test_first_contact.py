@@ -6,6 +6,8 @@ files, calls with keywords and defaults, ``wrt=`` on every entry point,
 ``source``/``explain`` before a call, and integer arguments.
 """
 
+import inspect
+import math
 import os
 import subprocess
 import sys
@@ -229,3 +231,76 @@ def test_integer_arguments_are_named():
         warnings.simplefilter("error")
         assert ad.gradient(times)(1, 2.0) == 1.0  # said once per argument types
         assert ad.gradient(times)(1.0, 2.0) == (2.0, 1.0)
+
+
+# ---- messages that name the user's line or argument, never an internal error ----------------
+class Model:
+    def __init__(self, w):
+        self.w = w
+
+    def loss(self, x):
+        return x * self.w
+
+
+def uses_a_generator_method(x):
+    rng = np.random.default_rng(0)
+    return rng.standard_normal() * x
+
+
+def scales_by_a_numpy_float(x):
+    return np.float64(2.0) * x
+
+
+def loops_over_gathered_items(v, idx):
+    s = 0.0
+    for w in v[idx]:
+        s += w * w
+    return s
+
+
+def doubled(v):
+    return v * 2.0
+
+
+def _line_of(fn, text: str) -> int:
+    lines, first = inspect.getsourcelines(fn)
+    return first + next(i for i, line in enumerate(lines) if text in line)
+
+
+def test_a_bound_method_is_named_at_its_def():
+    with pytest.raises(ad.NonDifferentiableError) as info:
+        ad.gradient(Model(2.0).loss)(1.5)
+    err = info.value
+    assert (err.location.filename, err.location.lineno) == (__file__, _line_of(Model, "def loss"))
+    assert "'Model.loss' is a bound method" in err.problem and "def loss(w, x)" in err.hint
+
+
+def test_a_library_function_asks_for_a_python_function():
+    with pytest.raises(ad.NonDifferentiableError, match="'sin' is a function of math"):
+        ad.gradient(math.sin)(1.0)
+    with pytest.raises(ad.NonDifferentiableError) as info:
+        ad.gradient(np.tanh)(1.0)
+    assert "ad.gradient(lambda x: numpy.tanh(x))" in info.value.hint
+
+
+def test_a_method_of_something_else_than_an_array():
+    with pytest.raises(ad.NonDifferentiableError) as info:
+        ad.gradient(uses_a_generator_method)(1.0)
+    err = info.value
+    assert err.location.lineno == _line_of(uses_a_generator_method, "standard_normal")
+    assert "the method 'standard_normal' is not supported" in err.problem
+    assert "pass it in as an argument" in err.hint and "{" not in err.hint
+
+
+def test_numpy_scalars_and_loops_over_gathers_just_work():
+    assert ad.gradient(scales_by_a_numpy_float)(1.5) == 2.0
+    grad = ad.gradient(loops_over_gathered_items)(np.array([1.0, 2.0, 3.0]), np.array([0, 2]))
+    np.testing.assert_array_equal(grad, [2.0, 0.0, 6.0])  # d/dv (v0^2 + v2^2)
+
+
+def test_a_pullback_names_the_cotangent_it_needs():
+    pb = ad.pullback(doubled, np.ones(3))
+    with pytest.raises(ad.ArgumentError, match=r"the pullback of doubled takes a cotangent "
+                       r"shaped like its result \(an array of shape \(3,\)\), not 1\.0"):
+        pb(1.0)
+    np.testing.assert_array_equal(pb(np.array([1.0, 0.0, 2.0])), [2.0, 0.0, 4.0])

@@ -141,6 +141,26 @@ def lambda_to_def(node: gast.Lambda, name: str) -> gast.FunctionDef:
 
 def _source_unavailable(fn: Any) -> NonDifferentiableError:
     name = getattr(fn, "__qualname__", repr(fn))
+    if inspect.ismethod(fn):
+        code = fn.__func__.__code__
+        line = linecache.getline(code.co_filename, code.co_firstlineno)
+        return NonDifferentiableError(
+            f"'{name}' is a bound method: differentiating with respect to 'self' comes "
+            "with differentiable structures, which are not supported yet",
+            Location(code.co_filename, code.co_firstlineno, len(line) - len(line.lstrip()) + 1),
+            f"differentiate a module-level function that takes the fields it needs as "
+            f"arguments (def {fn.__name__}(w, x): ...)")
+    if callable(fn) and not inspect.isfunction(fn) or (
+            inspect.isfunction(fn) and getattr(fn, "__module__", "") in ("math", "numpy")):
+        short = getattr(fn, "__name__", name)
+        module = getattr(fn, "__module__", None) or "a library"
+        return NonDifferentiableError(
+            f"'{short}' is a function of {module} (compiled, with no Python source): "
+            "gradient and friends take a Python function", None,
+            f"wrap it in one: ad.gradient(lambda x: {module}.{short}(x))"
+            if module in ("math", "numpy") else
+            f"wrap it in a Python function, or give it a derivative with "
+            f"@ad.derivative(of={short})")
     return NonDifferentiableError(
         f"the source of '{name}' is not available, so it cannot be differentiated",
         None,

@@ -288,8 +288,12 @@ class ExpressionNormalizer:
         """``x.sum(axis=0)`` on an array as ``np.sum(x, axis=0)``."""
         attr = node.func.attr
         if attr not in ARRAY_METHODS:
-            raise self.error(node.func, f"the method '{attr}' is not supported",
-                             f"call the NumPy function instead (np.{attr}(x, ...))")
+            hint = (f"call the NumPy function instead (np.{attr}(x, ...))"
+                    if callable(getattr(np, attr, None)) else
+                    "compute the value outside the function and pass it in as an argument")
+            raise self.error(node.func, f"the method '{attr}' is not supported (only "
+                             "methods of arrays: " + ", ".join(sorted(ARRAY_METHODS)) + ")",
+                             hint)
         target = ARRAY_METHODS[attr]
         args = [node.func.value] + list(node.args)
         if attr == "reshape" and len(node.args) > 1:
