@@ -290,6 +290,8 @@ def _check_integers(df: DifferentiableFunction, t: Transform, args: tuple) -> No
     params = t.parsed.params
     ints = [f"{p}={a!r}" for p, a in zip(params, args, strict=True)
             if isinstance(a, int | np.integer) and not isinstance(a, bool | np.bool_)]
+    if t.wrt_positions:  # only those that would carry a derivative as floats
+        ints = [i for i in ints if _would_carry(df, args, params.index(i.split("=")[0]))]
     if not ints:
         return
     what = ", ".join(ints)
@@ -305,6 +307,18 @@ def _check_integers(df: DifferentiableFunction, t: Transform, args: tuple) -> No
 
 
 _checked: set = set()
+
+
+def _would_carry(df: DifferentiableFunction, args: tuple, position: int) -> bool:
+    """Whether the int argument at ``position`` would have a derivative that is not
+    always zero were it a float (not a loop bound, an index or a count)."""
+    kinds = [kind_of_value(a) for a in args]
+    kinds[position] = "float"
+    try:
+        t = transform(df.fn, kinds, [position])
+    except (NonDifferentiableError, TypeError, ValueError):
+        return False  # it only works as an int (range(n), an index)
+    return not t.zero_derivatives
 
 
 def _scalar_result(t: Transform) -> None:

@@ -199,8 +199,8 @@ def uses_variadic_params(*args):  # <- here
     return args[0] * 2.0
 
 
-def uses_keyword_only_params(x, *, scale=2.0):  # <- here
-    return x * scale
+def uses_keyword_arguments_dict(x, **options):  # <- here
+    return x * 2.0
 
 
 def uses_c_function_without_rule(x):

@@ -56,7 +56,7 @@ REFUSALS = [
     Refusal(rc.uses_while_else, "while", "'while ... else'"),
     Refusal(rc.uses_decorated_nested_def, "def", "decorated functions"),
     Refusal(rc.uses_variadic_params, "args", "variadic"),
-    Refusal(rc.uses_keyword_only_params, "scale", "keyword-only"),
+    Refusal(rc.uses_keyword_arguments_dict, "options", "variadic parameters"),
     Refusal(rc.uses_c_function_without_rule, "math.gamma", "'gamma' has no derivative rule"),
     Refusal(rc.uses_c_function_as_the_result, "math.gamma", "'gamma' has no derivative rule"),
     Refusal(rc.uses_c_function_in_an_assignment, "math.gamma", "'gamma' has no derivative rule"),

@@ -220,6 +220,19 @@ def times(x, y):
     return x * y
 
 
+def power_sum(x, n):
+    s = 0.0
+    for i in range(n):  # n is a count: no float could take its place
+        s += x ** i
+    return s
+
+
+def test_counts_are_not_warned_about():
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert ad.gradient(power_sum)(0.5, 3) == 1.0 + 2 * 0.5  # d/dx (1 + x + x^2)
+
+
 def test_integer_arguments_are_named():
     with pytest.raises(ad.ArgumentError, match=r"times: no argument is differentiated: "
                        r"x=1, y=2 are ints.*\(x=1\.0\)"):

@@ -28,6 +28,7 @@ import gast
 from s2s_ad.compiler.ir import ParsedFunction
 from s2s_ad.compiler.lists import freeze_lists, refused_list_change
 from s2s_ad.errors import Location, NonDifferentiableError
+from s2s_ad.rules import lookup
 
 _REFUSED: dict[type, tuple[str, str]] = {
     gast.Try: ("'try' statements are not differentiable",
@@ -158,7 +159,7 @@ def _source_unavailable(fn: Any) -> NonDifferentiableError:
             f"'{short}' is a function of {module} (compiled, with no Python source): "
             "gradient and friends take a Python function", None,
             f"wrap it in one: ad.gradient(lambda x: {module}.{short}(x))"
-            if module in ("math", "numpy") else
+            if module in ("math", "numpy") and lookup(fn, 1) is not None else
             f"wrap it in a Python function, or give it a derivative with "
             f"@ad.derivative(of={short})")
     return NonDifferentiableError(
