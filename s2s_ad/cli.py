@@ -19,7 +19,10 @@ Exit status: 0 on success, 1 when ``check`` reports something, 2 on bad usage
 
 Files are imported inside ``ad.deferred_errors()`` so one refused function
 does not hide the others; anything they print while being imported goes to
-stderr, keeping stdout for the report.  The CLI uses only the public API.
+stderr, keeping stdout for the report.  ``check`` imports a file as a module of
+its package (relative imports work) and runs only its definitions
+(:mod:`s2s_ad.loading`); ``--all`` checks every top-level function.  The CLI
+uses the public API and that loader only.
 """
 
 from __future__ import annotations
@@ -47,6 +50,7 @@ from typing import Any
 import numpy as np
 
 import s2s_ad as ad
+from s2s_ad.loading import import_definitions, package_of
 
 PROG = "s2s-ad"
 STAGES = ("module", "parse", "anf", "forward", "pullback", "fused")
@@ -150,24 +154,32 @@ def _import_failure(exc: BaseException) -> CliError:
     return CliError(f"{where}{describe_error(exc)} (while importing)")
 
 
-def load_file(path: Path) -> ModuleType:
-    """Import the Python file ``path`` under a fresh module name."""
+def load_file(path: Path, definitions_only: bool = False) -> ModuleType:
+    """Import the Python file ``path`` under a fresh module name; with
+    ``definitions_only``, as a module of its package, running only its definitions
+    (see :mod:`s2s_ad.loading`)."""
     if not path.exists():
         raise CliError(f"no such file: '{path}'")
     if path.is_dir() or path.suffix != ".py":
         raise CliError(f"not a Python file: '{path}'")
+    root, dotted = package_of(path)
+    package = dotted.rpartition(".")[0] if definitions_only else ""
     stem = re.sub(r"\W", "_", path.stem)
-    name = f"_s2s_ad_cli_{next(_module_numbers)}_{stem}"
-    spec = importlib.util.spec_from_file_location(name, path.resolve())
-    if spec is None or spec.loader is None:
-        raise CliError(f"cannot import '{path}'")
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module  # dataclasses and pickling look modules up by name
+    name = f"{package}._s2s_ad_cli_{next(_module_numbers)}_{stem}".lstrip(".")
     try:
-        with _importing(path.resolve().parent):
+        with _importing(root if definitions_only else path.resolve().parent):
+            if definitions_only:
+                return import_definitions(path, name, package)
+            spec = importlib.util.spec_from_file_location(name, path.resolve())
+            if spec is None or spec.loader is None:
+                raise CliError(f"cannot import '{path}'")
+            module = importlib.util.module_from_spec(spec)
+            sys.modules[name] = module
             spec.loader.exec_module(module)
+    except CliError:
+        raise
     except (Exception, SystemExit) as exc:
-        del sys.modules[name]
+        sys.modules.pop(name, None)
         raise _import_failure(exc) from exc
     return module
 
@@ -320,18 +332,19 @@ def _mentions_differentiable(path: Path) -> bool:
         return True
 
 
-def python_files(paths: Sequence[str]) -> list[Path]:
+def python_files(paths: Sequence[str], every: bool = False) -> list[Path]:
     """The files named, and the ``*.py`` files under the directories named.
 
-    Files found by recursion are imported only if they mention ``differentiable``,
-    so a ``setup.py`` or script lying in the tree is never run.
+    Files found by recursion are checked only if they mention ``differentiable``
+    (any file, with ``every``); their module-level work never runs either way.
     """
     files: list[Path] = []
     for text in paths:
         path = Path(text)
         if path.is_dir():
             files += sorted(f for f in path.rglob("*.py")
-                            if not _skipped(f.relative_to(path)) and _mentions_differentiable(f))
+                            if not _skipped(f.relative_to(path))
+                            and (every or _mentions_differentiable(f)))
         elif path.is_file():
             files.append(path)
         else:
@@ -340,13 +353,18 @@ def python_files(paths: Sequence[str]) -> list[Path]:
     return list(reversed(unique.values()))
 
 
-def differentiable_functions(module: ModuleType) -> list[ad.DifferentiableFunction]:
-    """The ``@differentiable`` functions defined (not just imported) at module level."""
+def differentiable_functions(module: ModuleType, every: bool = False
+                             ) -> list[ad.DifferentiableFunction]:
+    """The ``@differentiable`` functions defined (not just imported) at module level;
+    with ``every``, every function defined there."""
     found: dict[int, ad.DifferentiableFunction] = {}
     for value in vars(module).values():
         if (isinstance(value, ad.DifferentiableFunction)
                 and getattr(value.fn, "__module__", None) == module.__name__):
             found.setdefault(id(value), value)
+        elif every and inspect.isfunction(value) and value.__module__ == module.__name__:
+            with ad.deferred_errors():
+                found.setdefault(id(value), ad.differentiable(value))
     return list(found.values())
 
 
@@ -362,17 +380,19 @@ def _diagnose(f: ad.DifferentiableFunction) -> list[ad.Diagnostic]:
                               f"cannot analyse {f.__name__}: {describe_error(exc)}")]
 
 
-def check_files(files: Sequence[Path]) -> tuple[list[ad.Diagnostic], list[str]]:
-    """Findings of every ``@differentiable`` function in ``files``, and import failures."""
+def check_files(files: Sequence[Path], every: bool = False
+                ) -> tuple[list[ad.Diagnostic], list[str]]:
+    """Findings of every ``@differentiable`` function in ``files`` (of every function,
+    with ``every``), and import failures."""
     findings: set[ad.Diagnostic] = set()
     failures: list[str] = []
     for path in files:
         try:
-            module = load_file(path)
+            module = load_file(path, definitions_only=True)
         except CliError as exc:
             failures.append(str(exc))
             continue
-        for f in differentiable_functions(module):
+        for f in differentiable_functions(module, every):
             findings.update(dataclasses.replace(d, path=display_path(d.path))
                             for d in _diagnose(f))
     ordered = sorted(findings, key=lambda d: (d.path, d.line, d.col, d.severity, d.message))
@@ -381,7 +401,7 @@ def check_files(files: Sequence[Path]) -> tuple[list[ad.Diagnostic], list[str]]:
 
 def cmd_check(args: argparse.Namespace) -> int:
     """Report zero-derivative warnings and refusals, one line each (or JSON)."""
-    findings, failures = check_files(python_files(args.paths))
+    findings, failures = check_files(python_files(args.paths, args.all), args.all)
     if args.format == "json":
         print(json.dumps([dataclasses.asdict(d) for d in findings], indent=2))
     else:
@@ -432,6 +452,8 @@ def build_parser() -> argparse.ArgumentParser:
     check.add_argument("paths", nargs="+", metavar="PATH", help="files or directories")
     check.add_argument("--format", choices=("text", "json"), default="text",
                        help="one line per finding (text) or a JSON list (json)")
+    check.add_argument("--all", action="store_true",
+                       help="check every top-level function, not only @differentiable ones")
     check.set_defaults(run=cmd_check)
 
     grad = commands.add_parser("grad", help="print the value and the gradient",

@@ -42,6 +42,8 @@ INVOCATIONS: dict[str, tuple[list[str], str]] = {
     "check_json": (["check", "--format", "json", "issues.py"], "."),
     "check_clean": (["check", "demo.py"], "."),
     "check_dir": (["check", "."], "."),
+    "check_package": (["check", "../cli_package"], "."),
+    "check_all": (["check", "--all", "../cli_package/shop/pricing.py"], "."),
     "grad_file": (["grad", "demo.py:poly", "--at", "1.0", "2.0"], "."),
     "grad_int": (["grad", "demo.py:power_sum", "--at", "2.0", "4"], "."),
     "grad_warns": (["grad", "issues.py:unused", "--at", "1.0", "2.0"], "."),
@@ -165,8 +167,7 @@ def test_check_json_matches_the_text_report(runs):
 
 def test_check_clean_file_prints_nothing(runs):
     out = runs["check_clean"]
-    assert (out.returncode, out.stdout) == (0, "")
-    assert "demo.py prints this while being imported" in out.stderr  # kept off stdout
+    assert (out.returncode, out.stdout, out.stderr) == (0, "", "")  # its print never ran
 
 
 def test_check_directory_recurses_and_sorts(runs):
@@ -176,6 +177,27 @@ def test_check_directory_recurses_and_sorts(runs):
         FILES / "nested" / "more_issues.py", os.path.join("nested", "more_issues.py")
     )
     assert_findings(out.stdout.splitlines(), expected)
+
+
+def test_check_imports_a_package_module_and_runs_only_its_definitions(runs):
+    done = runs["check_package"]
+    assert done.returncode == 1, done.stderr
+    lines = done.stdout.splitlines()
+    assert len(lines) == 1, lines  # price, the one @differentiable function
+    assert re.match(r".*shop/pricing\.py:13:\d+: warning: parameter 'discount' does not "
+                    r"affect the result of price", lines[0]), lines[0]
+    assert "ran" not in done.stderr  # neither the print nor the SystemExit at module level
+
+
+def test_check_all_checks_every_top_level_function(runs):
+    done = runs["check_all"]
+    assert done.returncode == 1, done.stderr
+    lines = done.stdout.splitlines()
+    assert len(lines) == 2, lines
+    assert "price" in lines[0] and re.search(r"pricing\.py:18:\d+: warning: the result of "
+                                             r"rounded depends on parameter 'a' only through "
+                                             r"the non-differentiable operation 'round'",
+                                             lines[1]), lines
 
 
 # -- grad ------------------------------------------------------------------------------

@@ -1,0 +1,1 @@
+"""A package for the CLI tests: ``check`` imports its modules as ``shop.<module>``."""

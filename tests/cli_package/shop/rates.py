@@ -1,0 +1,5 @@
+RATE = 2.0
+
+
+def square(x):
+    return x * x
