@@ -114,3 +114,40 @@ def arrays_from_lists(a, b):
 
 def test_np_array_of_a_list():
     check_grads(arrays_from_lists, 0.7, -1.3, seed=3)
+
+
+# ---- fuzzer round 3, findings 12, 13 and 15 -------------------------------------------------
+def empty_list_summed(x):
+    c = []
+    s = 0.0
+    for w in c:  # never runs (and is not written: Numba cannot index an empty tuple)
+        s += w
+    return x + sum(c) + np.sum(c) + s
+
+
+def numpy_reductions_of_a_display(x):
+    b = [x, 2.0 * x]
+    return np.mean(b) + np.sum(b) * np.max(b) + np.sum((x, 3.0)) + np.linalg.norm(b)
+
+
+def display_in_an_item_write(v, x):
+    y = np.zeros(3)
+    y[np.array([0, 2])] = v[np.array([0, 2])] * x
+    y[1] = np.sum(np.array([x, 2.0]))
+    return np.sum(y * y)
+
+
+def display_bound_to_a_written_array(x):
+    y = np.array([x, 2.0 * x])
+    y[0] = x * x
+    return np.sum(y * y)
+
+
+@pytest.mark.parametrize("f, args", [
+    (empty_list_summed, (0.5,)),
+    (numpy_reductions_of_a_display, (0.5,)),
+    (display_in_an_item_write, (np.array([1.0, -2.0, 3.0]), 0.5)),
+    (display_bound_to_a_written_array, (0.7,)),
+], ids=lambda v: getattr(v, "__name__", ""))
+def test_displays_numpy_converts(f, args):
+    check_grads(f, *args, seed=3)

@@ -111,8 +111,24 @@ def _lists_of_mutated_names(fdef: gast.FunctionDef):
             targets = node.targets if isinstance(node, gast.Assign) else [node.target]
             # s *= np.sum(np.concatenate([u, v])) changes a number, not a list
             changed = mutated & lists if isinstance(node, gast.AugAssign) else mutated
-            if any(_root(t) & changed for t in targets) and node.value is not None:
-                yield from (n for n in gast.walk(node.value) if isinstance(n, gast.List))
+            # only a name bound to the list itself; y[i] = np.sum([a, b]) or
+            # y = np.array([a, b]) then y[0] = ... bind no list
+            names = [t for t in targets if isinstance(t, gast.Name | gast.Tuple)]
+            if any(_root(t) & changed for t in names) and node.value is not None:
+                yield from _bound_lists(node.value)
+
+
+def _bound_lists(value: gast.expr):
+    """The list displays a name assigned ``value`` holds: the value itself, items of
+    a tuple display, operands of ``+`` and ``*``."""
+    if isinstance(value, gast.List):
+        yield value
+    elif isinstance(value, gast.Tuple):
+        for e in value.elts:
+            yield from _bound_lists(e)
+    elif isinstance(value, gast.BinOp):
+        yield from _bound_lists(value.left)
+        yield from _bound_lists(value.right)
 
 
 def _root(node: gast.expr) -> set[str]:

@@ -32,6 +32,7 @@ from s2s_ad.compiler.linking import load_module
 from s2s_ad.compiler.normalize import NormalFunction, normalize, split_versions
 from s2s_ad.compiler.reverse import Generated, reverse
 from s2s_ad.compiler.reverse.context import Linker
+from s2s_ad.compiler.tuple_arguments import arrays_for_tuples
 from s2s_ad.errors import ZeroDerivativeWarning
 from s2s_ad.kinds import Kind, kind_of_value
 
@@ -102,7 +103,8 @@ def run_stages(parsed: ParsedFunction, arg_kinds: list[Kind], wrt_positions: lis
 
 def _infer_kinds(normal: NormalFunction, arg_kinds: list[Kind], linker: Linker) -> dict[str, Kind]:
     """The kinds stage; a name rebound to a value of another shape (a number,
-    then an array) is split into versions first."""
+    then an array) is split into versions first, and a tuple passed to a NumPy
+    function as its data becomes ``np.array`` of it."""
     arguments = dict(zip(normal.params, arg_kinds, strict=True))
     env = dict(arguments)
     env.update({name: kind_of_value(value) for name, value in normal.externals.items()})
@@ -115,9 +117,13 @@ def _infer_kinds(normal: NormalFunction, arg_kinds: list[Kind], linker: Linker) 
     rebound = rebound_names(normal.node, kinds, arguments, callee_kind)
     versions = (split_versions(normal.node, rebound, normal.namer, normal.return_flag)
                 if rebound else set())
-    if not versions:
+    if versions:
+        normal.locals |= versions
+        kinds = infer_kinds(normal.node, env, callee_kind)
+    converted = arrays_for_tuples(normal.node, kinds, normal.namer)
+    if not converted:
         return kinds
-    normal.locals |= versions
+    normal.locals |= converted
     return infer_kinds(normal.node, env, callee_kind)
 
 

@@ -34,6 +34,8 @@ register(builtins.print, Rule("print", (), kind="none"))
 # ---- builtins over the items of a tuple (or the rows of an array) ------------
 def _items(kinds: list, operands: list):
     seq = kinds[0]
+    if seq == ():
+        return "int"  # sum(()) is 0 (max and min of nothing raise, as in Python)
     if isinstance(seq, tuple):
         return join_all(list(seq)) or "unknown"
     if isinstance(seq, ArrayKind) and seq.ndim:
@@ -45,6 +47,8 @@ def _sum_variant(consts: dict, kinds: dict) -> dict:
     """Numba's ``sum`` adds numbers only: a tuple of arrays is added item by item,
     the rows of an array by ``np.sum(t, axis=0)``."""
     seq = kinds.get("t")
+    if seq == ():
+        return {"forward": "0"}
     if isinstance(seq, tuple) and any(isinstance(k, ArrayKind) for k in seq):
         return {"forward": "rt.sum_items(t)"}
     if isinstance(seq, ArrayKind) and seq.ndim is not None and seq.ndim >= 2:

@@ -385,6 +385,8 @@ def _array_kind(kinds: list, operands: list):
     seq = kinds[0]
     if isinstance(seq, ArrayKind):
         return seq
+    if seq == ():
+        return ArrayKind(1)  # np.array(()) is an empty float64 array
     shape = _grid(seq)
     if shape:
         leaves = _leaves(seq)
@@ -410,6 +412,8 @@ def _array_variant(consts: dict, kinds: dict) -> dict:
     seq = kinds.get("seq")
     if isinstance(seq, ArrayKind):
         return {"forward": "np.copy(seq)", "adjoints": {"seq": "g"}}
+    if seq == ():
+        return {"forward": "np.zeros(0)", "adjoints": {"seq": "()"}}
     shape = _grid(seq)
     if shape:
         return {"adjoints": {"seq": _entries(shape)}}

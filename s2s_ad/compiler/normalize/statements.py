@@ -239,7 +239,10 @@ class _Normalizer(ListNormalizer):
         self.emit(node, s)
 
     def indexed_loop(self, s: gast.For) -> None:
-        """``for v in x`` / ``zip(a, b)`` / ``enumerate(x)`` as a range loop with indexing."""
+        """``for v in x`` / ``zip(a, b)`` / ``enumerate(x)`` as a range loop with indexing
+        (a loop over an empty display runs never: none is written)."""
+        if self._empty_display(s.iter):
+            return
         index = self.namer.fresh("i")
         self.locals.add(index)
         arrays: list[gast.Name] = []
@@ -284,6 +287,19 @@ class _Normalizer(ListNormalizer):
                              "loop over range(...), an array, zip(...) or enumerate(...)")
         arrays.append(array)
         return gast.Subscript(value=array, slice=index, ctx=gast.Load())
+
+    def _empty_display(self, it: gast.expr) -> bool:
+        """``()``, or a name bound only to ``()`` (an empty list display, frozen)."""
+        if isinstance(it, gast.Tuple):
+            return not it.elts
+        if not isinstance(it, gast.Name) or it.id in self.list_names:
+            return False
+        values = [n.value for n in gast.walk(self.parsed.node) if isinstance(n, gast.Assign)
+                  and any(isinstance(t, gast.Name) and t.id == it.id for t in n.targets)]
+        stores = [n for n in gast.walk(self.parsed.node) if isinstance(n, gast.Name)
+                  and n.id == it.id and isinstance(n.ctx, gast.Store | gast.Param)]
+        return len(values) == len(stores) == 1 and isinstance(values[0], gast.Tuple) \
+            and not values[0].elts
 
     def _is_range(self, func: gast.expr) -> bool:
         try:
