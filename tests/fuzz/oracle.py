@@ -173,6 +173,7 @@ def instrumented_module(source: str) -> tuple[dict, Trace]:
 
     def mx(a, *rest):
         if not rest:
+            a = list(a)  # a generator expression can be iterated once
             top_two(a, 1.0)
             return max(a)
         b, = rest
@@ -181,6 +182,7 @@ def instrumented_module(source: str) -> tuple[dict, Trace]:
 
     def mn(a, *rest):
         if not rest:
+            a = list(a)  # a generator expression can be iterated once
             top_two(a, -1.0)
             return min(a)
         b, = rest
@@ -454,12 +456,48 @@ def check_program(program: Program, directory: Path, jit: bool = False,
         signal.signal(signal.SIGALRM, old)
 
 
+def _warm_lists(x, v):
+    """Lists of floats and of arrays, read the ways generated programs read them."""
+    floats = [x * w for w in v]
+    arrays = []
+    for k in range(2):
+        arrays.append(v * (x + k))
+    return (sum(floats) + max(floats) + min(floats) + floats[-1] + len(floats)
+            + np.sum(np.array(floats)) + np.mean(floats) + np.sum(np.stack(arrays))
+            + np.sum(np.concatenate(arrays)) + np.sum(sum(arrays)) + np.sum(arrays[0]))
+
+
+_warmed: list[bool] = []
+
+
+def warm_numba() -> None:
+    """Compile Numba's typed-list operations (and s2s_ad's list runtime) once in this
+    process, before :func:`check_isolated` forks: each child inherits them compiled,
+    where a program with lists would otherwise spend seconds compiling them again."""
+    if _warmed:
+        return
+    _warmed.append(True)
+    import s2s_ad as ad
+
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            df = ad.differentiable(_warm_lists, jit=True)
+            ad.value_and_gradient(df)(0.5, np.array([0.5, -1.0, 2.0]))
+    except Exception:  # noqa: BLE001 - only a warm-up: the checks report any error
+        pass
+
+
 def check_isolated(program: Program, directory: Path, jit: bool = False, timeout: int = 120,
                    seed: int = 0) -> Outcome:
     """:func:`check_program` in a forked child process, so that a hard crash (a signal
-    raised in compiled code) becomes a CRASH outcome instead of ending the run."""
+    raised in compiled code) becomes a CRASH outcome instead of ending the run. With
+    ``jit``, list operations are compiled first in this process (:func:`warm_numba`)."""
     import os
     import pickle
+
+    if jit:
+        warm_numba()
 
     read_end, write_end = os.pipe()
     pid = os.fork()

@@ -26,8 +26,18 @@ writes into a local copy, aliases of a written array (``z, w = y, c``, ``t =
 arrays (``np.array([0, 2, 1])``, reductions with ``axis``, ``np.mean``,
 ``v[k]``, ``v * k``), bool arrays from comparisons (``np.sum(v > 0)``,
 ``np.where(m, v, c)``, ``v[m]``, ``v * m``), a float name rebound to an array,
-``np.sum``, element-wise NumPy calls, and globals and closure variables. The
-newer constructs are optional per program (``OPTIONAL``): each program draws a
+``np.sum``, element-wise NumPy calls, and globals and closure variables. Round 3
+adds lists that grow (``items = []`` / ``items = [a, b]``, then ``append`` and
+``extend`` in ``for``/``while`` loops and branches, items floats or arrays of
+one shape; read by index, ``len``, ``for``/``enumerate``, ``sum``/``max``/``min``,
+``np.sum``/``np.mean``/``np.array``/``np.stack``/``np.concatenate``; rarely an
+item write, ``pop``, a slice or an alias, which s2s_ad refuses), list
+comprehensions and generator expressions (over ranges, arrays, tuples, lists,
+``zip`` and ``enumerate``, with ``if`` filters and nested ``for``s, their
+variable sometimes shadowing an outer name; as values and as arguments), and
+writes through a 1-d int index array or a boolean mask (``y[idx] = v``,
+``y[idx] += v``, ``y[v < 0.0] = c``; repeated and negative indices; in loops).
+The newer constructs are optional per program (``OPTIONAL``): each program draws a
 subset, so that a compiler bug in one of them does not show in every program.
 Programs with globals usually come with ``updates``: new values the oracle
 gives the globals (rebinding them, or changing arrays in place) before it
@@ -90,6 +100,10 @@ GENERATED = (
     "x_mul_y", "a_add_b", "neg_x", "mul", "add", "external", "call", "x_val", "tanh_x",
     "exp_x", "max", "min", "helper_residuals", "helper_grads", "f_forward", "f_pullback",
     "f_value_and_grad", "position_1", "n_iter_1", "trip_count_1", "d_value_in",
+    # lists that grow and comprehensions (normalize/growing.py, reverse/lists.py) and
+    # writes through index arrays (rt.written_items)
+    "items", "d_items", "item", "items_array", "items_len", "len_v", "w_1", "items_1",
+    "written", "idx",
 )
 
 # Names the generated module binds or the generated code calls.
@@ -116,6 +130,7 @@ GLOBAL_NAMES = TEMPLATE + GENERATED + ("rt", "ar", "List", "K", "scale", "W", "w
 
 # Builtins and library names the programs themselves call: never locals.
 CALLED_BUILTINS = {"max", "min", "range", "print", "abs", "float", "int", "sum", "pow",
+                   "enumerate", "zip", "list",
                    "True", "False", "None"}
 
 MATH_FUNCTIONS = ("sin", "cos", "exp", "log", "sqrt", "tanh", "atan2", "hypot")
@@ -128,9 +143,10 @@ COMPARISONS = ("<", ">", "<=", ">=")
 # global, ``np.array([0, 2, 1])``) and their reductions, bool arrays from comparisons,
 # aliases of a written array, tuple slices and concatenation, list displays, iteration
 # over tuples and lists, ``x ** n`` with an int counter, a float name rebound to an array,
-# ``np.concatenate([u, v])``.
+# ``np.concatenate([u, v])``; round 3: lists that grow (``append``/``extend``), list
+# comprehensions and generator expressions, writes through an index array or a mask.
 OPTIONAL = ("int", "bool", "alias", "tuple-ops", "list", "pow-counter", "rebind-array",
-            "concat", "tuple-iter")
+            "concat", "tuple-iter", "grow-list", "comprehension", "index-write")
 
 
 # ---------------------------------------------------------------------------
@@ -257,6 +273,10 @@ class Scope:
     lists: set[str] = field(default_factory=set)  # the "tuples" built as list displays
     int_arrays: list[str] = field(default_factory=list)  # values in 0..len-1 (indices)
     bool_arrays: list[str] = field(default_factory=list)
+    # lists that grow: name -> (item kind "f" (float) or "a" (array of the common length),
+    # the fewest items it can hold here)
+    growing: dict[str, tuple[str, int]] = field(default_factory=dict)
+    frozen: set[str] = field(default_factory=set)  # lists iterated here: never appended to
     depth: int = 0
     loop_depth: int = 0
     in_while_counter: str | None = None
@@ -266,8 +286,8 @@ class Scope:
         values = dict(floats=list(self.floats), ints=list(self.ints), arrays=list(self.arrays),
                       writable=list(self.writable), tuples=dict(self.tuples),
                       lists=set(self.lists), int_arrays=list(self.int_arrays),
-                      bool_arrays=list(self.bool_arrays),
-                      depth=self.depth + 1, loop_depth=self.loop_depth,
+                      bool_arrays=list(self.bool_arrays), growing=dict(self.growing),
+                      frozen=set(self.frozen), depth=self.depth + 1, loop_depth=self.loop_depth,
                       in_while_counter=self.in_while_counter, in_helper=self.in_helper)
         values.update(changes)
         return Scope(**values)
@@ -281,6 +301,16 @@ class _Names:
         self.forbidden = set(forbidden)
         self.kinds: dict[str, str] = {}
         self._plain = itertools.count()
+        self.called: set[str] = set()  # pool names called as builtins (``len``)
+
+    def builtin(self, fn: str) -> bool:
+        """Whether the function may call the builtin ``fn`` (``len`` is also a pool name):
+        not when it is a local or a module-level name; once called, never a local."""
+        if fn in self.kinds or (fn in self.forbidden and fn not in self.called):
+            return False
+        self.forbidden.add(fn)
+        self.called.add(fn)
+        return True
 
     def _candidate(self) -> str:
         roll = self.ch.integer(0, 99)
@@ -628,6 +658,18 @@ class Generator:
             if "rebind-array" in opts and scope.depth == 0 and scope.arrays and \
                     len(scope.floats) >= 2:
                 kinds += ["rebind_array"]
+            if "grow-list" in opts:
+                kinds += ["list_new"] * (1 if scope.growing else 3)
+                if self._appendable(scope):
+                    kinds += ["list_append"] * 3
+                if scope.growing and scope.depth < 2 and scope.loop_depth < 2:
+                    kinds += ["for_list"]
+            if "comprehension" in opts:
+                kinds += ["comp_assign"]
+            if "index-write" in opts and self.allow_arrays:
+                if scope.writable:
+                    kinds += ["index_write"] * 4
+                kinds += ["scratch"] * (1 if scope.writable else 3)
         kind = ch.choice(kinds)
         return getattr(self, f"stmt_{kind}")(scope, indent)
 
@@ -814,6 +856,8 @@ class Generator:
         scope.floats.append(acc)
         lines.append(f"{pad}for {item} in {header}:")
         inner = scope.nested(loop_depth=scope.loop_depth + 1, floats=scope.floats + [item])
+        if header in scope.tuples:
+            inner.frozen.add(header)  # a list display the loop iterates never grows in it
         body = []
         if ch.boolean(0.15):
             self.features.add("continue")
@@ -1007,6 +1051,571 @@ class Generator:
         self.features.add("rebind-to-array")
         return [f"{self._pad(indent)}{name} = {value}"]
 
+    # -- lists that grow (round 3) -------------------------------------------------------
+    def _appendable(self, scope: Scope) -> list[str]:
+        """Lists that may grow here: growing lists and flat list displays read so far
+        (they grow from here on), not the ones a loop here iterates."""
+        names = [n for n in sorted(scope.growing) if n not in scope.frozen]
+        names += [n for n in sorted(scope.lists) if n in scope.tuples and n not in scope.frozen
+                  and all(x == "f" for x in scope.tuples[n])]
+        return names
+
+    def _item(self, scope: Scope, kind: str, depth: int = 2) -> str:
+        """An item for a list of ``kind`` ("f" or "a"); bounded inside loops."""
+        if kind == "a":
+            value = self.array_expr(scope, 1)
+            return f"{self.npm}.tanh({value})" if scope.loop_depth > 0 else value
+        return self.bounded(scope, depth - 1) if scope.loop_depth > 0 else \
+            self.expr(scope, depth)
+
+    def _extend(self, scope: Scope, name: str) -> tuple[str, int]:
+        """``name.extend(...)`` of a tuple or list display (or, for floats, an array);
+        returns the text and how many items it adds."""
+        ch = self.ch
+        kind, _ = scope.growing[name]
+        self.features.add("list-extend")
+        if kind == "f" and scope.arrays and ch.boolean(0.25):
+            self.features.add("list-extend-array")
+            a = ch.choice(scope.arrays)
+            return f"{name}.extend({a} * {self._item(scope, 'f', 1)})", self.array_len
+        count = ch.integer(1, 3)
+        items = ", ".join(self._item(scope, kind, 1) for _ in range(count))
+        if ch.boolean(0.5):
+            return f"{name}.extend(({items}{',' if count == 1 else ''}))", count
+        return f"{name}.extend([{items}])", count
+
+    def stmt_list_new(self, scope: Scope, indent: int) -> list[str]:
+        """``items = []`` or ``items = [a, b]`` (floats, or arrays of one shape), often
+        followed by a loop that appends to it."""
+        ch = self.ch
+        pad = self._pad(indent)
+        kind = "a" if scope.arrays and ch.boolean(0.35) else "f"
+        count = 0 if ch.boolean(0.45) else ch.integer(1, 2)
+        items = ", ".join(self._item(scope, kind) for _ in range(count))
+        name = self.names.fresh("list")
+        self.features.add("list-grow")
+        self.features.add("list-of-arrays" if kind == "a" else "list-of-floats")
+        self.features.add("list-empty-init" if count == 0 else "list-display-init")
+        if scope.loop_depth > 0:
+            self.features.add("list-new-per-iteration")
+        lines = [f"{pad}{name} = [{items}]"]
+        scope.growing[name] = (kind, count)
+        if ch.boolean(0.7) and scope.loop_depth < 2:
+            lines += self._fill_loop(scope, indent, name)
+        if ch.boolean(0.6):
+            lines += self._read_list(scope, indent, name)
+        return lines
+
+    def _fill_loop(self, scope: Scope, indent: int, name: str) -> list[str]:
+        """A loop appending to ``name``: over ``range(k)``, over an array, or
+        ``while len(name) < k``."""
+        ch = self.ch
+        pad = self._pad(indent)
+        kind, least = scope.growing[name]
+        form = ch.integer(0, 2)
+        if form == 1 and not scope.arrays:
+            form = 0
+        if form == 2 and not self.names.builtin("len"):
+            form = 0
+        if form == 0:
+            counter = self.names.fresh("int")
+            trips = ch.integer(1, 4)
+            lines = [f"{pad}for {counter} in range({trips}):"]
+            inner = scope.nested(loop_depth=scope.loop_depth + 1,
+                                 ints=scope.ints + [(counter, trips - 1)])
+            self.features.add("list-append-for")
+        elif form == 1:
+            a = ch.choice(scope.arrays)
+            w = self.names.fresh("float")
+            trips = self.array_len
+            lines = [f"{pad}for {w} in {a}:"]
+            inner = scope.nested(loop_depth=scope.loop_depth + 1, floats=scope.floats + [w])
+            self.features.add("list-append-for-array")
+        else:
+            trips = ch.integer(1, 5)
+            lines = [f"{pad}while len({name}) < {trips}:"]
+            inner = scope.nested(loop_depth=scope.loop_depth + 1)
+            self.features.add("list-append-while")
+            self.features.add("list-len")
+        body, added = self._append_body(inner, indent + 1, name, must=form == 2)
+        lines += body
+        extra = form != 2 and ch.boolean(0.3)
+        if extra:  # may break or return: then only the first trip's appends are sure
+            lines += self.statement(inner, indent + 1)
+        if form == 2:
+            least = max(least, trips)
+        else:
+            least += added * (1 if extra else trips)
+        scope.growing[name] = (kind, least)
+        return lines
+
+    def _append_body(self, scope: Scope, indent: int, name: str,
+                     must: bool) -> tuple[list[str], int]:
+        """Appends to ``name`` (in branches too); with ``must``, at least one on every
+        path. Returns the lines and how many items every pass surely adds."""
+        ch = self.ch
+        pad = self._pad(indent)
+        kind, least = scope.growing[name]
+        form = ch.integer(0, 4)
+        if must and form == 2:
+            form = 0
+
+        def append() -> str:
+            return f"{name}.append({self._item(scope, kind)})"
+
+        self.features.add("list-append")
+        if form == 0:
+            lines, added = [f"{pad}{append()}"], 1
+        elif form == 1:
+            lines = [f"{pad}if {self.condition(scope)}:", f"{pad}    {append()}",
+                     f"{pad}else:", f"{pad}    {append()}"]
+            if ch.boolean(0.4):
+                lines.append(f"{pad}    {append()}")
+            added = 1
+        elif form == 2:
+            lines, added = [f"{pad}if {self.condition(scope)}:", f"{pad}    {append()}"], 0
+        elif form == 3:
+            text, added = self._extend(scope, name)
+            lines = [f"{pad}{text}"]
+        else:
+            lines = [f"{pad}{append()}", f"{pad}if {self.condition(scope)}:",
+                     f"{pad}    {append()}"]
+            added = 1
+        if form in (1, 2, 4):
+            self.features.add("list-append-in-branch")
+        scope.growing[name] = (kind, least + added)
+        return lines, added
+
+    def stmt_list_append(self, scope: Scope, indent: int) -> list[str]:
+        """``items.append(v)`` or ``items.extend(...)`` (in loops and branches when the
+        statement is); rarely a use that s2s_ad refuses (an item write, ``pop``, a slice,
+        an alias)."""
+        ch = self.ch
+        pad = self._pad(indent)
+        name = ch.choice(self._appendable(scope))
+        if name not in scope.growing:  # a list display, only read so far, grows from here
+            structure = scope.tuples.pop(name)
+            scope.lists.discard(name)
+            scope.growing[name] = ("f", len(structure))
+            self.features.add("list-display-grown")
+        if ch.boolean(0.06):
+            return self._list_misuse(scope, indent, name)
+        kind, least = scope.growing[name]
+        if scope.loop_depth > 0:
+            self.features.add("list-append-in-loop")
+        elif scope.depth > 0:
+            self.features.add("list-append-in-branch")
+        if ch.boolean(0.3):
+            text, added = self._extend(scope, name)
+        else:
+            text, added = f"{name}.append({self._item(scope, kind)})", 1
+            self.features.add("list-append")
+        scope.growing[name] = (kind, least + added)
+        return [f"{pad}{text}"]
+
+    def _list_misuse(self, scope: Scope, indent: int, name: str) -> list[str]:
+        """A use of a growing list that s2s_ad refuses at its line (REFUSED is the right
+        outcome; a crash or a wrong gradient is not)."""
+        ch = self.ch
+        pad = self._pad(indent)
+        npm = self.npm
+        kind, least = scope.growing[name]
+        forms = ("slice", "alias") + (("write",) if least > 0 else ())
+        if least > 0 and scope.depth == 0:  # a pop in a loop or a branch: length unknown
+            forms += ("pop",)
+        form = ch.choice(forms)
+        self.features.add(f"list-misuse-{form}")
+        if form == "write":
+            return [f"{pad}{name}[{ch.integer(-least, least - 1)}] = {self._item(scope, kind)}"]
+        lines = []
+        if form == "pop":
+            scope.growing[name] = (kind, least - 1)
+            text = f"{name}.pop()" if kind == "f" else f"{npm}.sum({name}.pop())"
+        elif form == "slice":
+            text = f"{npm}.sum({name}[{ch.choice(('1:', ':2', '-2:'))}])"
+        else:
+            other = self.names.fresh("list")
+            lines.append(f"{pad}{other} = {name}")
+            text = f"{npm}.sum({other})"
+        s = self.names.fresh("float")
+        lines.append(f"{pad}{s} = {text}")
+        scope.floats.append(s)
+        return lines
+
+    def stmt_for_list(self, scope: Scope, indent: int) -> list[str]:
+        """``for w in items`` / ``for i, w in enumerate(items)`` with an accumulator."""
+        ch = self.ch
+        pad = self._pad(indent)
+        name = ch.choice(sorted(scope.growing))
+        kind, _ = scope.growing[name]
+        item = self.names.fresh("float" if kind == "f" else "array")
+        acc = self.names.fresh("float", avoid={item})
+        lines = [f"{pad}{acc} = {self.leaf(scope)}"]
+        scope.floats.append(acc)
+        inner = scope.nested(loop_depth=scope.loop_depth + 1)
+        inner.frozen.add(name)  # appending to the list a loop iterates never ends
+        if ch.boolean(0.35):
+            counter = self.names.fresh("int", avoid={item, acc})
+            inner.ints.append((counter, 99))  # the length is not known here
+            lines.append(f"{pad}for {counter}, {item} in enumerate({name}):")
+            self.features.add("list-enumerate")
+            weight = f"({counter} * 0.5)"
+        else:
+            lines.append(f"{pad}for {item} in {name}:")
+            self.features.add("list-for")
+            weight = None
+        if kind == "f":
+            inner.floats.append(item)
+            value = item
+        else:
+            inner.arrays.append(item)
+            value = f"{self.npm}.sum({item} * {self.leaf(inner)})"
+        if weight is not None:
+            value = f"{weight} * {value}"
+        if ch.boolean(0.5):
+            lines.append(f"{pad}    {acc} = {acc} + {value} * {self.bounded(inner, 1)}")
+        else:
+            lines.append(f"{pad}    {acc} = {acc} * {ch.choice((0.5, 0.9, -0.8))} + "
+                         f"{self.m}tanh({value})")
+        for _ in range(ch.integer(0, 1)):
+            lines += self.statement(inner, indent + 1)
+        return lines
+
+    def _read_list(self, scope: Scope, indent: int, name: str) -> list[str]:
+        """``s = <a read of name>`` (a new float, so the result likely depends on it)."""
+        value = self.list_read(scope, 1, name)
+        s = self.names.fresh("float")
+        scope.floats.append(s)
+        return [f"{self._pad(indent)}{s} = {value}"]
+
+    def list_read(self, scope: Scope, depth: int, name: str | None = None) -> str:
+        """A float read from a growing list: an item (by a constant, negative or counter
+        index), ``len``, ``sum``/``max``/``min``, ``np.sum``/``np.mean``, ``np.array``,
+        ``np.stack``, ``np.concatenate``."""
+        ch = self.ch
+        npm = self.npm
+        if name is None:
+            name = ch.choice(sorted(scope.growing))
+        kind, least = scope.growing[name]
+
+        def sub() -> str:
+            return self.expr(scope, max(depth - 1, 0))
+
+        forms = ["npsum", "len", "array"]
+        if kind == "f":
+            forms += ["sum"]
+        if least > 0:
+            forms += ["item", "item", "last"]
+            forms += ["max", "min", "mean"] if kind == "f" else ["stack", "concat", "sumarrays"]
+        form = ch.choice(forms)
+        if form == "len" and not self.names.builtin("len"):
+            form = "npsum"
+        self.features.add(f"list-{form}")
+        if form == "item":
+            index = str(ch.integer(-least, least - 1))
+            counters = [c for c, top in scope.ints if top < least]
+            if counters and ch.boolean(0.3):
+                index = ch.choice(counters)
+                self.features.add("list-item-counter")
+            elif index.startswith("-"):
+                self.features.add("list-item-negative")
+            if kind == "f":
+                return f"{name}[{index}]"
+            if ch.boolean(0.5):
+                return f"{name}[{index}][{ch.integer(0, self.array_len - 1)}]"
+            return f"{npm}.sum({name}[{index}] * {sub()})"
+        if form == "last":
+            return f"{name}[-1]" if kind == "f" else f"{npm}.sum({name}[-1])"
+        if form == "len":
+            return f"(len({name}) * {sub()})"
+        if form == "npsum":
+            return f"{npm}.sum({name})"
+        if form == "array":
+            if kind == "f":
+                return f"{npm}.sum({npm}.array({name}) * {sub()})"
+            return f"{npm}.sum({npm}.array({name}) ** 2)"
+        if form in ("sum", "max", "min"):
+            return f"{form}({name})"
+        if form == "mean":
+            return f"{npm}.mean({name})"
+        if form == "stack":
+            return f"{npm}.sum({npm}.stack({name}) * {sub()})"
+        if form == "concat":
+            if ch.boolean(0.5):
+                return f"{npm}.concatenate({name})[{ch.integer(0, least * self.array_len - 1)}]"
+            return f"{npm}.sum({npm}.concatenate({name}) * {sub()})"
+        return f"{npm}.sum(sum({name}) * {sub()})"  # sumarrays
+
+    def list_array(self, scope: Scope) -> str | None:
+        """An array read from a list of arrays (an item, ``sum``, a mean of the stack),
+        or None."""
+        ch = self.ch
+        names = sorted(n for n, (k, least) in scope.growing.items() if k == "a" and least > 0)
+        if not names or not ch.boolean(0.25):
+            return None
+        name = ch.choice(names)
+        _, least = scope.growing[name]
+        form = ch.integer(0, 3)
+        self.features.add("list-array-read")
+        if form == 0:
+            return f"{name}[{ch.integer(-least, least - 1)}]"
+        if form == 1:
+            return f"{name}[-1]"
+        if form == 2:
+            return f"sum({name})"
+        return f"{self.npm}.mean({self.npm}.stack({name}), axis=0)"
+
+    # -- comprehensions and generator expressions (round 3) ------------------------------
+    def _comp_var(self, scope: Scope, taken: set[str]) -> str:
+        """A float comprehension variable: a new name, or (sometimes) an outer float it
+        shadows (the comprehension's own name)."""
+        outer = [v for v in scope.floats if v not in taken]
+        if outer and self.ch.boolean(0.2):
+            self.features.add("comp-shadow")
+            return self.ch.choice(outer)
+        return self.names.fresh("float", avoid=taken)
+
+    def _comp_clauses(self, scope: Scope) -> tuple[str, Scope, int, list[str]]:
+        """The ``for ... in ... [if ...]`` clauses: over ``range``, a tuple display, an
+        array, ``zip`` of arrays, ``enumerate`` of an array, a tuple, a list display or a
+        growing list; nested sometimes. Returns the text, the scope of the element, the
+        fewest items and the float variables."""
+        ch = self.ch
+        inner = scope.nested(depth=scope.depth)
+        clauses = []
+        least = 1
+        variables: list[str] = []
+        for _ in range(1 if ch.boolean(0.75) else 2):
+            sources = ["range", "tuple"]
+            if inner.arrays:
+                sources += ["array", "array", "zip", "enumerate"]
+            if self._flat_tuples(inner):
+                sources += ["named-tuple"]
+            float_lists = sorted(n for n, (k, _) in inner.growing.items() if k == "f")
+            if float_lists:
+                sources += ["list", "list"]
+            source = ch.choice(sources)
+            self.features.add(f"comp-over-{source}")
+            # only a first clause's variable may shadow an outer name: a later clause's
+            # iterable is evaluated inside the comprehension, where the name is unbound
+            taken = set(variables) | (set(inner.floats) if clauses else set())
+            if source == "range":
+                count = ch.integer(1, 4)
+                i = self.names.fresh("int")
+                text = f"for {i} in range({count})"
+                inner.ints.append((i, count - 1))
+                if not variables:
+                    variables.append(f"({i} * 0.5)")
+            elif source == "tuple":
+                parts = [self.expr(inner, 1) for _ in range(ch.integer(2, 3))]
+                count = len(parts)
+                w = self._comp_var(inner, taken)
+                text = f"for {w} in ({', '.join(parts)})"
+                variables.append(w)
+            elif source in ("array", "enumerate"):
+                a = ch.choice(inner.arrays)
+                count = self.array_len
+                w = self._comp_var(inner, taken)
+                if source == "array":
+                    text = f"for {w} in {a}"
+                else:
+                    i = self.names.fresh("int", avoid=taken | {w})
+                    text = f"for {i}, {w} in enumerate({a})"
+                    inner.ints.append((i, count - 1))
+                variables.append(w)
+            elif source == "zip":
+                a, b = ch.choice(inner.arrays), ch.choice(inner.arrays)
+                count = self.array_len
+                p = self._comp_var(inner, taken)
+                q = self._comp_var(inner, taken | {p})
+                text = f"for {p}, {q} in zip({a}, {b})"
+                variables += [p, q]
+            elif source == "named-tuple":
+                t = ch.choice(self._flat_tuples(inner))
+                count = len(inner.tuples[t])
+                w = self._comp_var(inner, taken)
+                text = f"for {w} in {t}"
+                variables.append(w)
+            else:
+                name = ch.choice(float_lists)
+                count = inner.growing[name][1]
+                w = self._comp_var(inner, taken)
+                text = f"for {w} in {name}"
+                variables.append(w)
+            inner.floats += [v for v in variables if v.isidentifier() and v not in inner.floats]
+            least *= count
+            if ch.boolean(0.3):
+                self.features.add("comp-filter")
+                text += f" if {self.condition(inner)}"
+                least = 0
+            clauses.append(text)
+        if len(clauses) > 1:
+            self.features.add("comp-nested")
+        return " ".join(clauses), inner, least, variables
+
+    def _comp_element(self, scope: Scope, variables: list[str], items: str) -> str:
+        ch = self.ch
+        w = ch.choice(variables)
+        if items == "a":
+            a = ch.choice(scope.arrays)
+            form = ch.integer(0, 2)
+            if form == 0:
+                return f"{a} * {w}"
+            if form == 1:
+                return f"{self.npm}.sin({a} * {w})"
+            return f"{a} * {self.expr(scope, 1)}"
+        form = ch.integer(0, 4)
+        if form == 0:
+            return f"{w} * {self.expr(scope, 1)}"
+        if form == 1:
+            return f"{w} ** 2" if w.isidentifier() else f"{w} * {w}"
+        if form == 2:
+            return f"{self.m}{ch.choice(('sin', 'cos', 'tanh'))}({w}) * {self.leaf(scope)}"
+        if form == 3 and len(variables) > 1:
+            return f"{variables[0]} * {variables[-1]}"
+        return self.expr(scope, 1)
+
+    def comprehension(self, scope: Scope, depth: int) -> str:
+        """A float from a list comprehension or a generator expression: ``sum``,
+        ``max``/``min``, ``len``, ``np.sum``/``np.mean``/``np.array``, an item of it; of
+        arrays: ``np.stack``, ``np.concatenate``, ``sum`` of a generator."""
+        ch = self.ch
+        npm = self.npm
+        items = "a" if scope.arrays and ch.boolean(0.2) else "f"
+        clauses, inner, least, variables = self._comp_clauses(scope)
+        elt = self._comp_element(inner, variables, items)
+        body = f"{elt} {clauses}"
+        e = self.leaf(scope)
+        if items == "a":
+            self.features.add("comp-of-arrays")
+            forms = ["npsum"] + (["stack", "concat", "sumgen"] if least > 0 else [])
+            form = ch.choice(forms)
+            self.features.add(f"comp-{form}")
+            if form == "npsum":
+                return f"{npm}.sum([{body}])"
+            if form == "stack":
+                return f"{npm}.sum({npm}.stack([{body}]) * {e})"
+            if form == "concat":
+                return f"{npm}.sum({npm}.concatenate([{body}]) ** 2)"
+            return f"{npm}.sum(sum({body}) * {e})"
+        forms = ["sum", "sumgen", "sumgen", "npsum", "array", "len"]
+        if least > 0:
+            forms += ["max", "min", "maxgen", "mingen", "mean", "index"]
+        form = ch.choice(forms)
+        if form == "len" and not self.names.builtin("len"):
+            form = "sum"
+        self.features.add(f"comp-{form}")
+        self.features.add("comp-generator" if form.endswith("gen") else "comp-list")
+        if form == "sum":
+            return f"sum([{body}])"
+        if form in ("sumgen", "maxgen", "mingen"):
+            return f"{form[:3]}({body})"
+        if form in ("max", "min"):
+            return f"{form}([{body}])"
+        if form == "npsum":
+            return f"{npm}.sum([{body}])"
+        if form == "mean":
+            return f"{npm}.mean([{body}])"
+        if form == "array":
+            return f"{npm}.sum({npm}.array([{body}]) * {e})"
+        if form == "len":
+            return f"(len([1.0 {clauses}]) * {e})"
+        return f"[{body}][{ch.integer(-least, least - 1)}]"  # index
+
+    def stmt_comp_assign(self, scope: Scope, indent: int) -> list[str]:
+        """``name = [e for ...]``: a list (that may grow from here on)."""
+        ch = self.ch
+        items = "a" if scope.arrays and ch.boolean(0.25) else "f"
+        clauses, inner, least, variables = self._comp_clauses(scope)
+        elt = self._comp_element(inner, variables, items)
+        name = self.names.fresh("list")
+        scope.growing[name] = (items, least)
+        self.features.add("comp-assigned")
+        self.features.add("comp-list")
+        lines = [f"{self._pad(indent)}{name} = [{elt} {clauses}]"]
+        if ch.boolean(0.5):
+            lines += self._read_list(scope, indent, name)
+        return lines
+
+    # -- writes through an index array or a mask (round 3) -------------------------------
+    def stmt_scratch(self, scope: Scope, indent: int) -> list[str]:
+        """A local array to write into: ``np.zeros(n)``, ``np.ones(n)``, ``v * 1.0``,
+        ``np.copy(v)``."""
+        ch = self.ch
+        npm = self.npm
+        forms = [f"{npm}.zeros({self.array_len})", f"{npm}.ones({self.array_len})"]
+        if scope.arrays:
+            a = ch.choice(scope.arrays)
+            forms += [f"{a} * 1.0", f"{npm}.copy({a})"]
+        value = ch.choice(forms)
+        name = self.names.fresh("array")
+        scope.arrays.append(name)
+        scope.writable.append(name)
+        self.features.add("scratch-array")
+        lines = [f"{self._pad(indent)}{name} = {value}"]
+        if "index-write" in self.opts and ch.boolean(0.6):
+            lines += self.stmt_index_write(scope, indent, name)
+        return lines
+
+    def stmt_index_write(self, scope: Scope, indent: int, y: str | None = None) -> list[str]:
+        """``y[idx] = v`` / ``y[idx] += v`` through a 1-d int array (a parameter, a global,
+        a local, or ``np.array([...])`` with repeated and negative indices) or a boolean
+        mask (``y[v < 0.0] = c``); the value a scalar, an array, ``a[idx] * e`` or
+        ``y[idx] * c + e``."""
+        ch = self.ch
+        npm = self.npm
+        n = self.array_len
+        pad = self._pad(indent)
+        y = y or ch.choice(scope.writable)
+        bounded = scope.loop_depth > 0
+        if bounded:
+            self.features.add("index-write-in-loop")
+        op = "+=" if ch.boolean(0.3) else "="
+        if op == "+=":
+            self.features.add("index-write-aug")
+
+        def scalar() -> str:
+            return self.bounded(scope, 1) if bounded or op == "+=" else self.expr(scope, 2)
+
+        how = ch.choice(("int", "int", "literal", "mask", "mask"))
+        if how == "int" and not scope.int_arrays:
+            how = "literal"
+        length = n
+        if how == "int":
+            index = ch.choice(scope.int_arrays)
+        elif how == "literal":
+            length = ch.integer(1, n + 1)
+            values = [ch.integer(-n, n - 1) for _ in range(length)]
+            if length > 1 and ch.boolean(0.5):
+                values[-1] = values[0]
+            if len(set(v % n for v in values)) < length:
+                self.features.add("index-write-repeated")
+            if any(v < 0 for v in values):
+                self.features.add("index-write-negative")
+            index = f"{npm}.array({values!r})"
+        elif scope.bool_arrays and ch.boolean(0.4):
+            index = ch.choice(scope.bool_arrays)
+        else:
+            right = repr(ch.choice((0.0, 0.5, -0.25, 0.3)))
+            index = f"{ch.choice(scope.arrays)} {ch.choice(COMPARISONS)} {right}"
+        self.features.add(f"index-write-{how}")
+        forms = ["scalar", "scalar", "gather", "self"]
+        if length == n and how != "mask":
+            forms += ["array"]
+        form = ch.choice(forms)
+        self.features.add(f"index-write-value-{form}")
+        if form == "scalar":
+            value = scalar()
+        elif form == "array":
+            value = self.array_expr(scope, 1)
+            if bounded or op == "+=":
+                value = f"{npm}.tanh({value})"
+        elif form == "gather":
+            value = f"{ch.choice(scope.arrays)}[{index}] * {scalar()}"
+        else:
+            value = f"{y}[{index}] * {ch.choice((0.5, -0.8, 0.9))} + {scalar()}"
+        return [f"{pad}{y}[{index}] {op} {value}"]
+
     # -- expressions -------------------------------------------------------------------
     def index(self, scope: Scope) -> str:
         usable = [c for c, top in scope.ints if top < 3]
@@ -1081,6 +1690,10 @@ class Generator:
             kinds += ["pow_counter", "pow_counter"]
         if self.helper is not None and not scope.in_helper and not self.helper_tuple:
             kinds += ["helper"]
+        if scope.growing:
+            kinds += ["listread"] * 3
+        if "comprehension" in self.opts:
+            kinds += ["comp", "comp"]
         kind = ch.choice(kinds)
         m = self.m
         if kind == "bin":
@@ -1176,12 +1789,15 @@ class Generator:
             fn = ch.choice(("sum", "max", "min", "len"))
             self.features.add(f"tuple-{fn}")
             if fn == "len":
-                if "len" in self.names.kinds or "len" in self.names.forbidden:
+                if not self.names.builtin("len"):
                     fn = "sum"  # len is a variable here
                 else:
-                    self.names.forbidden.add("len")  # from now on never a local
                     return f"(len({name}) * {sub()})"
             return f"{fn}({name})"
+        if kind == "listread":
+            return self.list_read(scope, depth)
+        if kind == "comp":
+            return self.comprehension(scope, depth)
         if kind == "pow_counter":
             self.features.add("pow-counter")
             counter = ch.choice([c for c, _ in scope.ints])
@@ -1257,6 +1873,10 @@ class Generator:
     def array_expr(self, scope: Scope, depth: int) -> str:
         ch = self.ch
         npm = self.npm
+        if scope.growing:
+            from_list = self.list_array(scope)
+            if from_list is not None:
+                return from_list
         a = ch.choice(scope.arrays)
         form = ch.integer(0, 6)
         if form == 0:

@@ -37,6 +37,17 @@ from oracle import (  # noqa: E402
 )
 from programs import Program, program_from_seed  # noqa: E402
 
+# Construct groups whose outcomes the summary breaks down (round 3): a program is in a
+# group when one of its features starts with the prefix.
+GROUPS = {"growing lists": ("list-grow", "list-display-grown"),
+          "comprehensions": ("comp-",),
+          "index/mask writes": ("index-write-",)}
+
+
+def groups_of(program: Program) -> list[str]:
+    return [g for g, prefixes in GROUPS.items()
+            if any(f.startswith(prefixes) for f in program.features)]
+
 
 def run_one(seed: int, directory: Path, jit: bool, max_statements: int) -> tuple[Program,
                                                                                   Outcome]:
@@ -124,6 +135,9 @@ def main(argv: list[str] | None = None) -> int:
     signatures: collections.Counter = collections.Counter()
     jit_reasons: collections.Counter = collections.Counter()
     refusals: collections.Counter = collections.Counter()
+    refused_programs: dict[str, list[int]] = {}  # reason -> program numbers
+    features: collections.Counter = collections.Counter()  # programs using each construct
+    by_group: dict[str, collections.Counter] = {g: collections.Counter() for g in GROUPS}
     failures: list[tuple[int, int, Program, Outcome]] = []
     renamed_counts: collections.Counter = collections.Counter()
     renamed_signatures: collections.Counter = collections.Counter()
@@ -139,8 +153,13 @@ def main(argv: list[str] | None = None) -> int:
             program = program_from_seed(seed, max_statements=size)
             outcome = Outcome("INVALID", "harness", f"{type(exc).__name__}: {exc}")
         counts[outcome.status] += 1
+        features.update(program.features)
+        for group in groups_of(program):
+            by_group[group][outcome.status] += 1
         if outcome.status == "REFUSED":
-            refusals[oracle.refusal_reason(outcome.detail)] += 1
+            reason = oracle.refusal_reason(outcome.detail)
+            refusals[reason] += 1
+            refused_programs.setdefault(reason, []).append(k)
         if jit and outcome.status in ("OK", "WRONG", "CRASH") and outcome.jit:
             jit_counts[outcome.jit] += 1
             if outcome.jit == "JIT_REFUSED":
@@ -175,6 +194,13 @@ def main(argv: list[str] | None = None) -> int:
                                         ("OK", "WRONG", "CRASH", "REFUSED", "SKIP", "INVALID")),
                "numba: " + (", ".join(f"{s} {c}" for s, c in sorted(jit_counts.items()))
                             or "not run")]
+    for group, c in by_group.items():
+        summary.append(f"programs with {group}: {sum(c.values())} (" + ", ".join(
+            f"{s} {c[s]}" for s in ("OK", "WRONG", "CRASH", "REFUSED", "SKIP", "INVALID")
+            if c[s]) + ")")
+    round3 = ("list-", "comp-", "index-write-", "scratch-array")
+    summary.append("constructs (programs using each): " + ", ".join(
+        f"{f} {c}" for f, c in sorted(features.items()) if f.startswith(round3)))
     if args.renamed:
         summary.append("with neutral names: " + ", ".join(
             f"{s} {renamed_counts[s]}" for s in
@@ -186,8 +212,14 @@ def main(argv: list[str] | None = None) -> int:
         print("with neutral names:")
         for sig, c in renamed_signatures.most_common():
             print(f"  {c:5d}  {sig}")
+
+    def programs_of(reason: str) -> str:
+        numbers = refused_programs[reason]
+        more = ", ..." if len(numbers) > 10 else ""
+        return f"programs {', '.join(map(str, numbers[:10]))}{more}"
+
     for reason, c in refusals.most_common(10):
-        print(f"  refused {c}x: {reason}")
+        print(f"  refused {c}x: {reason} ({programs_of(reason)})")
     for reason, c in jit_reasons.most_common(10):
         print(f"  numba refused {c}x: {reason}")
 
@@ -212,7 +244,10 @@ def main(argv: list[str] | None = None) -> int:
         text += [f"- {c} x `{sig}`" for sig, c in signatures.most_common()]
         if refusals:
             text += ["", "## Refusals (NonDifferentiableError)", ""]
-            text += [f"- {c} x {reason}" for reason, c in refusals.most_common()]
+            text += [f"- {c} x {reason} ({programs_of(reason)})"
+                     for reason, c in refusals.most_common()]
+        text += ["", "## Constructs (programs using each)", "",
+                 ", ".join(f"{f} {c}" for f, c in sorted(features.items()))]
         if jit_reasons:
             text += ["", "## Numba refusals (JitError)", ""]
             text += [f"- {c} x {reason}" for reason, c in jit_reasons.most_common()]
