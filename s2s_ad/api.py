@@ -14,6 +14,7 @@ import contextlib
 import functools
 import inspect
 import threading
+import types
 import warnings
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any
@@ -27,6 +28,7 @@ from .compiler.transforms import parsed_function, transform
 from .errors import ArgumentError, IntegerArgumentWarning, JitError, NonDifferentiableError
 from .kinds import kind_of_value
 from .markers import custom_derivative
+from .tracebacks import add_location_note
 
 JitOption = bool | str
 
@@ -117,8 +119,8 @@ class DifferentiableFunction:
         if self.error is not None:
             raise self.error
         args, _ = self.bind(args, kwargs)
-        _, primal, global_values = self.entry("primal", args)
-        return primal(*args, *global_values)
+        t, primal, global_values = self.entry("primal", args)
+        return _running(t, primal, *args, *global_values)
 
     def bind(self, args: tuple, kwargs: dict) -> tuple[tuple, frozenset[int]]:
         """The arguments of a call as the original accepts them (keywords,
@@ -217,6 +219,17 @@ class DifferentiableFunction:
             fn = self.callable_for(t, getattr(t.generated, role).name, args + values)
             self._entries[key] = (t, fn, tuple(_type_key(v) for v in values))
         return t, fn, values
+
+
+def _running(t: Transform, fn: Callable, *args: Any) -> Any:
+    """``fn(*args)``; an exception it raises gets a note naming the user's line."""
+    try:
+        return fn(*args)
+    except Exception as exc:
+        add_location_note(exc, t.module.path.parent, t.name,
+                          compiled=not isinstance(fn, types.FunctionType),
+                          origin=f"{t.parsed.filename}:{t.parsed.node.lineno}")
+        raise
 
 
 _wrappers: dict[Any, DifferentiableFunction] = {}
@@ -347,7 +360,7 @@ def value_and_gradient(f: Callable, wrt: Wrt = None) -> Callable:
         t, fused, global_values = df.entry("fused", args, defaulted)
         _scalar_result(t)
         _check_integers(df, t, args)
-        value, raw = fused(*args, *global_values)
+        value, raw = _running(t, fused, *args, *global_values)
         return value, _grads(df, t, raw, args)
 
     return value_and_gradient_of
@@ -383,7 +396,7 @@ def value_with_pullback(f: Callable, *args: Any, wrt: Wrt = None,
     args, defaulted = df.bind(args, kwargs)
     t, forward, global_values = df.entry("forward", args, defaulted)
     _check_integers(df, t, args)
-    value, residuals = forward(*args, *global_values)
+    value, residuals = _running(t, forward, *args, *global_values)
     compiled: list[Callable] = []
 
     def pullback_of(cotangent: Any) -> Any:
@@ -394,7 +407,7 @@ def value_with_pullback(f: Callable, *args: Any, wrt: Wrt = None,
         if not compiled:
             with _compiling:
                 compiled.append(df.callable_for(t, t.generated.pullback.name, pair))
-        return _grads(df, t, compiled[0](*pair), args)
+        return _grads(df, t, _running(t, compiled[0], *pair), args)
 
     return value, pullback_of
 

@@ -317,3 +317,37 @@ def test_a_pullback_names_the_cotangent_it_needs():
                        r"shaped like its result \(an array of shape \(3,\)\), not 1\.0"):
         pb(1.0)
     np.testing.assert_array_equal(pb(np.array([1.0, 0.0, 2.0])), [2.0, 0.0, 4.0])
+
+
+# ---- an exception in generated code names the user's line -----------------------------------
+def log_of(y):
+    return math.log(y - 3.0)
+
+
+def divides(x):
+    a = x * 2.0
+    b = 1.0 / (a - 2.0)
+    return b + log_of(x)
+
+
+def test_an_exception_names_the_users_line():
+    f = ad.differentiable(divides, jit=False)
+    for call in (f, ad.gradient(f), lambda x: ad.value_with_pullback(f, x)):
+        with pytest.raises(ZeroDivisionError) as info:
+            call(1.0)  # 1 / (2 - 2)
+        assert info.value.__notes__ == [
+            f"s2s_ad: raised by {__file__}:{_line_of(divides, '1.0 / (a')}: "
+            "b = 1.0 / (a - 2.0)"]
+        with pytest.raises(ValueError, match="math domain error") as info:
+            call(2.0)  # log(-1), in the callee
+        assert info.value.__notes__ == [
+            f"s2s_ad: raised by {__file__}:{_line_of(log_of, 'math.log')}: "
+            "return math.log(y - 3.0)"]
+
+
+def test_an_exception_in_compiled_code_names_the_function():
+    with pytest.raises(ZeroDivisionError) as info:
+        ad.gradient(ad.differentiable(divides, jit=True))(1.0)
+    note, = info.value.__notes__
+    assert note.startswith("s2s_ad: raised inside the Numba-compiled code of divides (")
+    assert note.endswith("run it with jit=False to see the line")

@@ -77,8 +77,9 @@ class _Comments:
     def source(self, line: int) -> str:
         return linecache.getline(self.filename, line).strip()
 
-    def annotate(self, body: list[gast.stmt], adjoint: bool) -> list[gast.stmt]:
-        """``body`` with comment markers; recurses into compound statements."""
+    def annotate(self, body: list[gast.stmt], lines: bool) -> list[gast.stmt]:
+        """``body`` with comment markers; recurses into compound statements.
+        ``lines``: mark source lines (forward code) until the first adjoint comment."""
         out: list[gast.stmt] = []
         last_line = None
         for s in body:
@@ -88,15 +89,15 @@ class _Comments:
                 if comment != last_line:
                     text = comment if line is None else f"{comment}: {self.source(line)}"
                     out.append(self.marker(text))
-                last_line = comment
+                last_line, lines = comment, False
                 continue
-            if not adjoint and line is not None and line != last_line:
+            if lines and line is not None and line != last_line:
                 out.append(self.marker(f"line {line}: {self.source(line)}"))
                 last_line = line
             if isinstance(s, gast.If | gast.For | gast.While):
                 s = copy.copy(s)  # never change the caller's tree
-                s.body = self.annotate(s.body, adjoint)
-                s.orelse = self.annotate(s.orelse, adjoint)
+                s.body = self.annotate(s.body, lines)
+                s.orelse = self.annotate(s.orelse, lines)
             out.append(s)
         return out
 
@@ -116,7 +117,7 @@ class _Comments:
 def function_source(fdef: gast.FunctionDef, filename: str, adjoint: bool = False) -> str:
     """One generated function as commented source."""
     comments = _Comments(filename)
-    body = comments.annotate(fdef.body, adjoint)
+    body = comments.annotate(fdef.body, True)  # a pullback starts with its adjoint comments
     node = gast.FunctionDef(name=fdef.name, args=fdef.args, body=body, decorator_list=[],
                             returns=None, type_comment=None, type_params=[])
     tree = _SignedConstants().visit(gast.gast_to_ast(gast.Module(body=[node], type_ignores=[])))
