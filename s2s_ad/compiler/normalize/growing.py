@@ -106,9 +106,7 @@ class ListNormalizer(ExpressionNormalizer):
                 body = [gast.If(test=cond, body=body, orelse=[])]
             body = [gast.For(target=gen.target, iter=gen.iter, body=body, orelse=[],
                              type_comment=None)]
-        for n in gast.walk(body[0]):
-            if isinstance(n, gast.stmt | gast.expr):
-                gast.copy_location(n, node)
+        _locate(body[0], node)
         return body[0]
 
     def list_method(self, call: gast.Call, s: gast.stmt) -> None:
@@ -132,9 +130,7 @@ class ListNormalizer(ExpressionNormalizer):
                 keywords=[]))
             loop = gast.For(target=store(value), iter=item, body=[add], orelse=[],
                             type_comment=None)
-            for n in gast.walk(loop):
-                if isinstance(n, gast.stmt | gast.expr):
-                    gast.copy_location(n, s)
+            _locate(loop, s)
             self.stmt(loop)
 
     def is_list_method(self, call: gast.expr) -> bool:
@@ -232,6 +228,14 @@ def _axis_zero(args: list[gast.expr], keywords: list[gast.keyword]) -> bool:
     others = [k for k in keywords if k.arg != "axis"]
     return not others and len(axes) <= 1 and all(
         isinstance(a, gast.Constant) and a.value == 0 for a in axes)
+
+
+def _locate(tree: gast.AST, like: gast.AST) -> None:
+    """Give the nodes the normalizer wrote the position of ``like`` (the user's
+    nodes inside keep their own)."""
+    for n in gast.walk(tree):
+        if isinstance(n, gast.stmt | gast.expr) and not hasattr(n, "lineno"):
+            gast.copy_location(n, like)
 
 
 def _inside(node: gast.AST, tree: gast.AST) -> bool:
