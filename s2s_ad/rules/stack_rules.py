@@ -87,12 +87,12 @@ def _ndim(kind) -> int | None:
     return 0 if kind in NUMERIC else None
 
 
-def _rows_ndim(join: Join, rows: int) -> int:
+def _rows_ndim(join: Join, rows: int) -> int | None:
     """The rank of ``join`` of an array's rows of rank ``rows`` (a list given as one
-    array, ``np.vstack(items)``): NumPy iterates over the first axis."""
+    array, ``np.vstack(items)``): NumPy iterates over the first axis.  None where
+    that is not supported (the variant says so, at the call's line)."""
     if join.column or (join.name == "hstack" and rows > 1):
-        raise ValueError(f"np.{join.name} of an array (or of a list that grows) is only "
-                         "supported for vstack, and hstack of numbers or 1-d arrays")
+        return None
     return max(rows, join.rank) if join.name == "vstack" else 1
 
 
@@ -108,7 +108,9 @@ def _rows_variant(join: Join, seq: ArrayKind) -> dict:
     if seq.ndim is None:
         raise ValueError(f"np.{join.name}: the number of dimensions is not known here")
     rows = seq.ndim - 1
-    _rows_ndim(join, rows)
+    if _rows_ndim(join, rows) is None:
+        raise ValueError(f"np.{join.name} of an array (or of a list that grows) is only "
+                         "supported for vstack, and hstack of numbers or 1-d arrays")
     forward, adjoint = _ROWS_TEMPLATES.get(
         (join.name, rows), ("rt.merge_leading(seq)", "rt.reshape_like(g, seq)"))
     return {"forward": forward, "adjoints": {"seq": adjoint}}
