@@ -137,7 +137,15 @@ def stacked_matrix_rows(m):  # NumPy joins an array by its rows, like a list of 
     return np.sum(np.vstack(m) * m) + np.sum(np.hstack(m[0]) * 2.0)
 
 
+def item_of_a_comprehension_in_a_tuple(base):  # fuzzer seed 4, program 746
+    t = (base * base, 3.0)
+    items = [t[1] * base for _ in range(2)]
+    u = t + (items[-1],)
+    return u[2] * u[0] + [w * base for w in u][-1]
+
+
 @pytest.mark.parametrize("f, args", [
+    (item_of_a_comprehension_in_a_tuple, (0.3,)),
     (stacked_rows, (V,)),
     (stacked_numbers, (V,)),
     (stacked_blocks, (np.arange(6.0).reshape(2, 3) / 4,)),

@@ -89,8 +89,11 @@ class _Kinds:
         if prim.what == "unknown":
             return foreign_kind(prim.callee)
         if prim.what == "rule" and isinstance(op, gast.BinOp) and isinstance(op.op, gast.Add) \
-                and all(isinstance(k, tuple) for k in kinds):
-            return kinds[0] + kinds[1]  # tuple concatenation
+                and any(isinstance(k, tuple) for k in kinds):
+            if None in kinds:
+                return None  # t + (v,) with v not known yet
+            if all(isinstance(k, tuple) for k in kinds):
+                return kinds[0] + kinds[1]  # tuple concatenation
         if prim.what == "rule":
             return self.rule_kind(prim, kinds, op)
         return "unknown"
@@ -139,6 +142,8 @@ def tuple_item_kind(base: tuple, index: gast.expr) -> Kind:
     constant index, a tuple for a constant slice, the join of the items for an
     index known at run time."""
     if isinstance(index, gast.Constant) and isinstance(index.value, int):
+        if not -len(base) <= index.value < len(base):
+            return "unknown"  # Python raises IndexError here when it runs
         return base[index.value]
     if isinstance(index, gast.Slice):
         bounds = static_slice(index)
@@ -194,7 +199,9 @@ def rebound_names(fdef: gast.FunctionDef, kinds: dict[str, Kind], arg_kinds: dic
         if isinstance(stmt, gast.Assign) and isinstance(stmt.targets[0], gast.Name):
             name, kind = stmt.targets[0].id, state.op(stmt.value)
             shapes.setdefault(name, set()).add(_shape(kind))
-            state.env[name] = kind
+            # a list's items are appended later, in loops: keep what they are
+            state.env[name] = join(kind, kinds.get(name)) if isinstance(kind, ListKind) \
+                else kind
             continue
         for node in gast.walk(stmt):
             if isinstance(node, gast.Assign) and isinstance(node.targets[0], gast.Name):
