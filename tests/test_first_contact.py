@@ -351,3 +351,43 @@ def test_an_exception_in_compiled_code_names_the_function():
     note, = info.value.__notes__
     assert note.startswith("s2s_ad: raised inside the Numba-compiled code of divides (")
     assert note.endswith("run it with jit=False to see the line")
+
+
+# ---- compiled code keeps CPython's math domain errors ----------------------------------------
+def sums_logs(x):
+    s = 0.0
+    for i in range(5):
+        s += math.log(x - i)  # x = 3.0: log(0.0), then log(-1.0)
+    return s
+
+
+DOMAINS = [  # (function of a user, an argument in its domain, one outside it)
+    (lambda u: math.log(u), 0.5, -0.5), (lambda u: math.log(u, 3.0), 2.0, 0.0),
+    (lambda u: math.log(2.0, u), 0.5, -1.0), (lambda u: math.log2(u), 3.0, -3.0),
+    (lambda u: math.log10(u), 3.0, 0.0), (lambda u: math.log1p(u), -0.5, -1.0),
+    (lambda u: math.sqrt(u), 2.0, -1e-300), (lambda u: math.acos(u), 0.5, 1.5),
+    (lambda u: math.asin(u), -0.5, -1.5), (lambda u: math.acosh(u), 1.5, 0.5),
+    (lambda u: math.atanh(u), 0.5, 1.0),
+]
+
+
+def test_compiled_code_raises_math_domain_errors_as_python_does():
+    f = ad.differentiable(sums_logs, jit=True)
+    for call in (f, ad.gradient(f), lambda x: ad.value_with_pullback(f, x)[1](1.0)):
+        with pytest.raises(ValueError, match="math domain error"):
+            call(3.0)
+    python = ad.differentiable(sums_logs, jit=False)
+    assert f(10.0) == python(10.0)
+    assert ad.gradient(f)(10.0) == pytest.approx(ad.gradient(python)(10.0), rel=1e-15)
+
+
+@pytest.mark.parametrize("index", range(len(DOMAINS)))
+def test_each_checked_math_function(index):
+    fn, inside, outside = DOMAINS[index]
+    compiled, python = ad.differentiable(fn, jit=True), ad.differentiable(fn, jit=False)
+    assert compiled(inside) == pytest.approx(fn(inside), rel=1e-15)
+    assert ad.gradient(compiled)(inside) == pytest.approx(ad.gradient(python)(inside), rel=1e-14)
+    for call in (fn, compiled, ad.gradient(compiled)):
+        with pytest.raises(ValueError, match="math domain error"):
+            call(outside)
+    assert math.isnan(compiled(math.nan))  # NaN passes, as in CPython

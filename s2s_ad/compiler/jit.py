@@ -32,6 +32,7 @@ from numba.core import errors as numba_errors
 from numba.typed import List as NumbaList
 
 from s2s_ad.errors import JitError
+from s2s_ad.runtime.python_math import checked_math
 
 # what Numba raises when it cannot compile (an ImportError when SciPy, which its
 # linear algebra needs, is missing)
@@ -137,6 +138,7 @@ class GeneratedModule:
         """The Numba dispatcher of function ``name`` (not compiled yet)."""
         if self._numba is None:
             ns = self._load({"List": NumbaList, **self._bind_numba()}, register=True)
+            ns["math"] = checked_math  # CPython's math domain errors (log(-1.0))
             for fn in self.functions:
                 ns[fn] = numba.njit(cache=True)(ns[fn])
             self._numba = ns

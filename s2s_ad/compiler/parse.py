@@ -118,15 +118,17 @@ def _find_def(tree: gast.Module, code: Any) -> gast.FunctionDef | None:
 
 
 def _find_lambda(tree: gast.Module, code: Any, filename: str) -> gast.Lambda | None:
+    """The lambda of ``code``: on its line, the one whose body spans the code's columns."""
     candidates = [n for n in gast.walk(tree)
                   if isinstance(n, gast.Lambda) and n.lineno == code.co_firstlineno]
     if len(candidates) == 1:
         return candidates[0]
+    columns = [(line, col) for line, _, col, end in code.co_positions()
+               if line is not None and col is not None and end is not None and end > col]
     for node in candidates:
-        expr = gast.gast_to_ast(gast.Expression(body=node))
-        compiled = compile(expr, filename, "eval")
-        inner = [c for c in compiled.co_consts if inspect.iscode(c)]
-        if inner and inner[0].co_code == code.co_code and inner[0].co_varnames == code.co_varnames:
+        body = node.body
+        start, end = (body.lineno, body.col_offset), (body.end_lineno, body.end_col_offset)
+        if columns and all(start <= at < end for at in columns):
             return node
     return None
 
