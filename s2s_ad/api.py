@@ -46,17 +46,28 @@ def _is_differentiable_value(value: Any) -> bool:
 
 
 def _type_key(value: Any) -> Any:
-    """What decides the generated code and its compiled specialisation for a value."""
-    if isinstance(value, np.ndarray):
-        return (np.ndarray, value.dtype, value.ndim, value.flags.c_contiguous,
-                value.flags.f_contiguous)
+    """What decides the generated code and its compiled specialisation for a value
+    (cheap: it is computed for every argument of every call)."""
+    cls = type(value)
+    if cls is float:
+        return cls
+    if isinstance(value, np.ndarray):  # dtype, rank and C/F contiguity (low flag bits)
+        return (cls, value.dtype, value.ndim, value.flags.num & 3)
     if isinstance(value, tuple):
-        return tuple(_type_key(v) for v in value)
-    return type(value)
+        return (cls, *(_type_key(v) for v in value))
+    return cls
 
 
 def _cast_like(grad: Any, arg: Any) -> Any:
     """The cotangent ``grad`` in the type (and dtype) of the argument ``arg``."""
+    cls = type(arg)
+    if cls is float:
+        return grad if type(grad) is float else float(grad)
+    if cls is np.ndarray:
+        if type(grad) is np.ndarray and (grad.dtype is arg.dtype or grad.dtype == arg.dtype) \
+                and grad.shape == arg.shape:
+            return grad
+        return np.asarray(grad, dtype=arg.dtype).reshape(arg.shape)
     if isinstance(arg, tuple):
         return tuple(_cast_like(g, a) for g, a in zip(grad, arg, strict=True))
     if isinstance(arg, np.ndarray):
@@ -92,6 +103,7 @@ class DifferentiableFunction:
         self._entries: dict[tuple, tuple[Transform, Callable]] = {}
         functools.update_wrapper(self, fn)
         self.error: NonDifferentiableError | None = None
+        self._arity = -1
         try:
             parsed = parsed_function(fn)
         except NonDifferentiableError as exc:
@@ -99,6 +111,7 @@ class DifferentiableFunction:
                 raise
             self.error = exc
             return
+        self._arity = len(parsed.params)
         if self.wrt is not None:
             self.wrt = tuple(parsed.params[w] if isinstance(w, int) and not isinstance(w, bool)
                              and -len(parsed.params) <= w < len(parsed.params) else w
@@ -132,9 +145,8 @@ class DifferentiableFunction:
         >>> differentiable(f).bind((1.0,), {"scale": 3.0})
         ((1.0, 2.0, 3.0), frozenset({1}))
         """
-        params = parsed_function(self.fn).params
-        if not kwargs and len(args) == len(params):
-            return args, frozenset()
+        if not kwargs and len(args) == self._arity:
+            return args, _NONE_DEFAULTED
         try:
             bound = inspect.signature(self.fn).bind(*args, **kwargs)
         except TypeError as exc:
@@ -207,17 +219,19 @@ class DifferentiableFunction:
         argument types this is a dictionary lookup and one read per global;
         Numba's dispatcher then picks the compiled code.
         """
-        key = (role, tuple(_type_key(a) for a in args), defaulted)
+        key = (role, defaulted, *[_type_key(a) for a in args])
         hit = self._entries.get(key)
         if hit is not None:
+            if not hit[2]:  # reads no global variable
+                return hit[0], hit[1], ()
             values = hit[0].global_values()
-            if tuple(_type_key(v) for v in values) == hit[2]:
+            if tuple([_type_key(v) for v in values]) == hit[2]:
                 return hit[0], hit[1], values
         with _compiling:  # one first call at a time (threads)
             t = self.prepare(args, defaulted)
             values = t.global_values()
             fn = self.callable_for(t, getattr(t.generated, role).name, args + values)
-            self._entries[key] = (t, fn, tuple(_type_key(v) for v in values))
+            self._entries[key] = (t, fn, tuple([_type_key(v) for v in values]))
         return t, fn, values
 
 
@@ -233,6 +247,7 @@ def _running(t: Transform, fn: Callable, *args: Any) -> Any:
 
 
 _wrappers: dict[Any, DifferentiableFunction] = {}
+_NONE_DEFAULTED: frozenset[int] = frozenset()
 _compiling = threading.RLock()
 _defer_errors = False
 
@@ -290,8 +305,13 @@ def differentiable(fn: Callable | None = None, *, wrt: Iterable[str] | None = No
 
 
 def _grads(df: DifferentiableFunction, t: Transform, raw: tuple, args: tuple) -> Any:
-    out = tuple(_cast_like(g, args[i]) for g, i in zip(raw, t.wrt_positions, strict=True))
-    return out[0] if len(out) == 1 else out
+    positions = t.wrt_positions
+    if len(positions) == 1:
+        return _cast_like(raw[0], args[positions[0]])
+    out = []
+    for k, i in enumerate(positions):
+        out.append(_cast_like(raw[k], args[i]))
+    return tuple(out)
 
 
 def _check_integers(df: DifferentiableFunction, t: Transform, args: tuple) -> None:
