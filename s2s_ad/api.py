@@ -147,6 +147,7 @@ class DifferentiableFunction:
         """
         if not kwargs and len(args) == self._arity:
             return args, _NONE_DEFAULTED
+        params = parsed_function(self.fn).params
         try:
             bound = inspect.signature(self.fn).bind(*args, **kwargs)
         except TypeError as exc:

@@ -184,9 +184,10 @@ def test_pullback_of_a_branch_replays_the_recorded_decision():
     assert_same_text(ad.source(branch, 1.0, 2.0, stage="pullback"), expected)
 
 
-def test_forward_of_a_range_loop_preallocates_its_tape():
-    # Only i is needed backwards (d_x += d_x_mul_i * i); its tape holds exactly
-    # trip_count entries, and position ends at the last iteration's index.
+def test_forward_of_a_range_loop_keeps_nothing_it_can_recompute():
+    # Only i is needed backwards (d_x += d_x_mul_i * i): the pullback recomputes it
+    # from the iteration number, so the forward sweep tapes nothing and keeps only
+    # the trip count.
     lines = dict(
         init=line_of(accumulate, "s = 0.0"),
         loop=line_of(accumulate, "for i"),
@@ -195,54 +196,52 @@ def test_forward_of_a_range_loop_preallocates_its_tape():
     expected = expect(
         """
         def accumulate_forward(x, n):
-            position = -1
             # line {init}: s = 0.0
             s = 0.0
             # line {loop}: for i in range(n):
-            trip_count = len(range(n))
-            i_tape = np.empty(trip_count, np.int64)
             n_iter = 0
             for i in range(n):
                 # line {loop}: for i in range(n):
                 n_iter += 1
-                position += 1
                 # line {body}: s = s + x * i
-                i_tape[position] = i
                 x_mul_i = x * i
                 s = s + x_mul_i
-            return (s, (i_tape, position, n_iter))
+            return (s, (n_iter,))
         """,
         **lines,
     )
     assert_same_text(ad.source(accumulate, 1.5, 4, stage="forward"), expected)
 
 
-def test_pullback_of_a_range_loop_walks_the_tape_backwards():
-    # Per iteration, last first (position counts down from n_iter - 1):
+def test_pullback_of_a_range_loop_recomputes_the_loop_variable():
+    # Per iteration, last first (k counts down from n_iter - 1; range(n) starts at
+    # 0 with step 1, so the k-th value of i is k):
     #   s = s + x_mul_i      d_s (old) = d_s (new),  d_x_mul_i = d_s (new)
-    #   x_mul_i = x * i      d_x += d_x_mul_i * i     (i read from the tape)
+    #   x_mul_i = x * i      d_x += d_x_mul_i * i     (i recomputed, not taped)
     # so d_x = g * sum(i for i in range(n)), as f = x * sum(i).
     # Before the loop, s = 0.0 is a constant: its cotangent is dropped.
-    lines = dict(init=line_of(accumulate, "s = 0.0"), body=line_of(accumulate, "s = s + x * i"))
+    lines = dict(init=line_of(accumulate, "s = 0.0"), body=line_of(accumulate, "s = s + x * i"),
+                 loop=line_of(accumulate, "for i"))
     expected = expect(
         """
         def accumulate_pullback(residuals, d_value):
-            i_tape, position, n_iter = residuals
+            n_iter, = residuals
             # cotangents start at zero
             d_s = 0.0
             d_x_mul_i = 0.0
             d_x = 0.0
             # the cotangent of the result seeds the pullback
             d_s += d_value
-            for _ in range(n_iter):
+            for k in range(n_iter - 1, -1, -1):
+                # values of this iteration, recomputed (not taped): for i in range(n):
+                i_re = k
                 # adjoint of line {body}: s = s + x * i
                 d_s_in = d_s
                 d_s = 0.0
                 d_s += d_s_in
                 d_x_mul_i += d_s_in
-                d_x += d_x_mul_i * i_tape[position]
+                d_x += d_x_mul_i * i_re
                 d_x_mul_i = 0.0
-                position -= 1
             # adjoint of line {init}: s = 0.0
             d_s = 0.0
             return (d_x,)
@@ -394,8 +393,9 @@ def test_range_loop_tapes_are_preallocated_to_the_trip_count():
     forward = ad.source(product_of_sines, 0.3, 4, stage="forward")
     assert "trip_count = len(range(n))" in forward
     tapes = re.findall(r"(\w+_tape) = np\.empty\(trip_count, np\.float64\)", forward)
-    # the loop needs x + i (for cos), sin(x + i) and s (for the product rule)
-    assert sorted(tapes) == ["s_tape", "sin_x_add_i_tape", "x_add_i_tape"]
+    # the loop needs sin(x + i) and s (for the product rule); x + i (for cos) is
+    # recomputed from x and i in the pullback
+    assert sorted(tapes) == ["s_tape", "sin_x_add_i_tape"]
     assert "rt.grow" not in forward
     # preallocation happens once, before the loop
     assert forward.index("np.empty(trip_count") < forward.index("    for i in range(n):\n")

@@ -98,7 +98,8 @@ def read_item(cx: Context, s: gast.Assign, target: str, prim: Primitive, where: 
         pops[:0] = p
         index = index_reads(cx, s.value.slice, where, fwd, pops)
         d_x = cx.adj(base.id)
-        rev_body = [materialized(cx, d_x, base_value), _add_into(cx, s, d_x, index, g)]
+        rev_body = materialized(cx, d_x, base_value, base.id, where) + [
+            _add_into(cx, s, d_x, index, g)]
     rev = [cx.header()] + pops + head + guard(cx, target, g, rev_body)
     return fwd + [s], rev + cx.reset(target, prim)
 
@@ -196,12 +197,18 @@ def write_scratch(cx: Context, s: gast.Assign, where: Where) -> tuple[list, list
     return fwd + [s], [cx.header()] + pops + [gast.If(test=test, body=body, orelse=[])]
 
 
-def materialized(cx: Context, d_x: str, like: gast.expr) -> gast.stmt:
-    """``d_x`` made a full array before item updates (a cheap test in loops)."""
+def materialized(cx: Context, d_x: str, like: gast.expr, name: str, where: Where
+                 ) -> list[gast.stmt]:
+    """``d_x`` made a full array before item updates: allocated when the pullback
+    starts for an array read by name in a loop (nothing to test, and the loop does
+    not rebind it), else a cheap test here."""
+    if where.loop is not None and name in cx.stable:
+        cx.full_cotangents.add(name)
+        return []
     empty = gast.Compare(left=gast.Attribute(value=load(d_x), attr="size", ctx=gast.Load()),
                          ops=[gast.Eq()], comparators=[const(0)])
-    return gast.If(test=empty, body=[assign(d_x, call("rt.materialize", load(d_x), like),
-                                            cx.line)], orelse=[])
+    return [gast.If(test=empty, body=[assign(d_x, call("rt.materialize", load(d_x), like),
+                                             cx.line)], orelse=[])]
 
 
 def check_writable(cx: Context, name: str, s: gast.Assign) -> None:
@@ -301,7 +308,7 @@ def item_adjoint(cx: Context, name: str, index: gast.expr, value: gast.expr, whe
     d_x = cx.adj(name)
     f, p, x_value = saving.save(cx, load(name), where, reference=True)  # for its shape
     fwd += f
-    out = p + [materialized(cx, d_x, x_value)]
+    out = p + materialized(cx, d_x, x_value, name, where)
     if cx.active(value):
         part = _written_part(cx, d_x, index, written)
         kind = cx.kind(value)

@@ -91,7 +91,9 @@ def run(cx: Context) -> Generated:
     if cx.active(result):
         seed = cx.accumulate(result.id, result_kind, load(seed_name))
     inits = [comment("cotangents start at zero")] + [
-        assign(cx.adj(v), zero(cx.kinds.get(v))) for v in list(cx.adjoints)]
+        assign(cx.adj(v), call("rt.materialize", zero(cx.kinds.get(v)), load(v))
+               if v in cx.full_cotangents else zero(cx.kinds.get(v)))
+        for v in list(cx.adjoints)]
     if seed:
         seed = [comment("the cotangent of the result seeds the pullback")] + seed
     grads = tuple_of([gradient_of(cx, p) for p in cx.wrt])

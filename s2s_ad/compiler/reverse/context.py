@@ -62,6 +62,12 @@ class Loop:
     position: str | None = None
     trip: str | None = None  # name of the trip count when the tapes are preallocated
     tapes: list[tuple[str, str]] = field(default_factory=list)  # (tape, dtype)
+    parent: Loop | None = None  # the loop around this one
+    line: int | None = None
+    # values the reverse iteration recomputes (see recompute.py): name -> its statement
+    # (None: the loop variable), in forward order; those needed, renamed for the pullback
+    recompute: dict[str, Any] = field(default_factory=dict)
+    renamed: dict[str, str] = field(default_factory=dict)
 
 
 @dataclass
@@ -110,6 +116,9 @@ class Context:
     hidden: dict[str, GlobalRead] = field(default_factory=dict)  # extra parameters
     line: int | None = None
     scratch: set[str] = field(default_factory=set)  # arrays allocated again and written
+    unwritten: set[str] | None = None  # arrays whose items never change (recompute.py)
+    binding_counts: dict[str, int] | None = None
+    full_cotangents: set[str] = field(default_factory=set)  # allocated when pullback starts
 
     def __post_init__(self) -> None:
         self.externals = dict(self.norm.externals)

@@ -13,7 +13,7 @@ import copy
 
 import gast
 
-from s2s_ad.compiler.reverse import calls, saving, statements
+from s2s_ad.compiler.reverse import calls, recompute, saving, statements
 from s2s_ad.compiler.reverse.context import Context, Loop, Prealloc, Where
 from s2s_ad.compiler.syntax.annotations import get_anno, set_anno
 from s2s_ad.compiler.syntax.builders import (
@@ -75,7 +75,8 @@ def if_(cx: Context, s: gast.If, where: Where) -> tuple[list, list]:
 
 def loop(cx: Context, s: gast.For | gast.While, where: Where) -> tuple[list, list]:
     line = get_anno(s, "line", cx.line)
-    info = Loop(counter=cx.namer.fresh("n_iter"))
+    info = Loop(counter=cx.namer.fresh("n_iter"), parent=where.loop, line=line)
+    recompute.plan(cx, s, info)
     plan = preallocation(cx, s, where, info)
     inner = Where(loop=info, conditional=where.conditional, prealloc=plan)
     info.position = cx.namer.fresh("position")
@@ -87,7 +88,7 @@ def loop(cx: Context, s: gast.For | gast.While, where: Where) -> tuple[list, lis
         return [node], []
     pre: list[gast.stmt] = []
     head: list[gast.stmt] = [aug(info.counter, gast.Add(), const(1), line)]
-    if plan is not None and where.top:
+    if plan is not None and where.top and (info.tapes or plan.before):
         pre += [assign(info.trip, call("len", s.iter), line)] + plan.before
     if info.tapes:
         cx.residual(info.position, "int")
@@ -118,8 +119,22 @@ def loop(cx: Context, s: gast.For | gast.While, where: Where) -> tuple[list, lis
         cx.stable.add(info.counter)
     f, p, count = saving.save(cx, load(info.counter), where)
     tail = [aug(info.position, gast.Sub(), const(1), line)] if info.tapes else []
-    step = "_" if "_" not in cx.norm.locals else cx.namer.fresh("unused")
-    rev_loop = gast.For(target=store(step), iter=call("range", count), body=body_r + tail,
+    bounds: dict[str, gast.expr] = {}
+    if recompute.needs_index(info):  # the k-th iteration's loop variable is recomputed
+        popped = 0
+        for key, atom in zip(("start", "step"), recompute.range_bounds(s), strict=True):
+            b_f, b_p, bounds[key] = saving.save(cx, atom, where)
+            pre += b_f
+            p = p[:len(p) - popped] + b_p + p[len(p) - popped:]  # popped in reverse order
+            popped += len(b_p)
+        step = cx.namer.fresh("k")
+        backwards = call("range", gast.BinOp(left=count, op=gast.Sub(), right=const(1)),
+                         const(-1), const(-1))
+    else:
+        step = "_" if "_" not in cx.norm.locals else cx.namer.fresh("unused")
+        backwards = call("range", count)
+    head_r = recompute.reverse_head(cx, info, step, bounds)
+    rev_loop = gast.For(target=store(step), iter=backwards, body=head_r + body_r + tail,
                         orelse=[], type_comment=None)
     set_anno(rev_loop, "line", line)
     return pre + [node] + f, p + [rev_loop]

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import gast
 
+from s2s_ad.compiler.reverse import recompute
 from s2s_ad.compiler.reverse.context import CalleeLink, Context, Loop, Where
 from s2s_ad.compiler.syntax.annotations import set_anno
 from s2s_ad.compiler.syntax.builders import assign, aug, call, const, load, subscript_of, tuple_of
@@ -26,6 +27,9 @@ def save(cx: Context, atom: gast.expr, where: Where, reference: bool = False
     if not isinstance(atom, gast.Name):
         return [], [], atom
     name, kind = atom.id, cx.kind(atom)
+    again = recompute.lookup(cx, name, where.loop)
+    if again is not None:
+        return [], [], again
     if name in cx.scratch and not reference:
         return _save_copy(cx, name, kind, where)
     if name in cx.stable:

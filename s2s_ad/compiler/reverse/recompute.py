@@ -1,0 +1,234 @@
+"""Stage 5 (reverse), part: loop values recomputed in the pullback instead of taped.
+
+Inside a loop, a value the pullback needs is normally pushed on a tape (one
+store per iteration in the forward sweep, one load in the reverse).  Cheap
+values that the pullback can compute again from what it already has are not
+taped: the reverse iteration recomputes them first, from
+
+* the loop variable of a ``for ... in range(...)`` loop, as ``start + k * step``
+  for the k-th iteration (k counts down in the reverse loop);
+* names read by name in the pullback (bound once at the top level: parameters,
+  globals) and constants;
+* items of arrays that nothing writes (no item write, in-place operator or call
+  of a Python function can reach them);
+* other such values of the same iteration, or of an enclosing loop's iteration.
+
+A candidate is bound once in the whole function, by a statement at the top of
+the loop body (so the forward sweep computes it on every iteration), and is not
+read earlier in the body (its value does not come from the previous
+iteration).  Only arithmetic, comparisons, item reads and a few cheap builtins
+are recomputed: a transcendental function's value is still taped.  Recomputing
+repeats no side effect and raises nothing the forward sweep did not raise (same
+operations on the same values).
+"""
+
+from __future__ import annotations
+
+import math
+
+import gast
+
+from s2s_ad.compiler.primitives import classify
+from s2s_ad.compiler.reverse.context import Context, Loop
+from s2s_ad.compiler.syntax.annotations import get_anno, set_anno
+from s2s_ad.compiler.syntax.builders import assign, comment, const, load, substitute
+from s2s_ad.kinds import NUMERIC, ArrayKind
+
+CHEAP_CALLS = (abs, min, max, float, math.fabs, math.floor, math.ceil, math.sqrt)
+_MUTATING = ("function", "custom", "hook", "unknown", "cut")
+
+
+def unwritten_arrays(cx: Context) -> set[str]:
+    """Arrays read by name in the pullback whose items never change: nothing in the
+    function writes into them or into anything that may share their memory."""
+    if cx.unwritten is not None:
+        return cx.unwritten
+    from s2s_ad.compiler.reverse.arrays import sharing  # arrays imports this module's users
+
+    touched: set[str] = set()
+    calls_python = False
+    for node in gast.walk(cx.norm.node):
+        if isinstance(node, gast.Subscript) and isinstance(node.ctx, gast.Store) \
+                and isinstance(node.value, gast.Name):
+            touched.add(node.value.id)
+        elif isinstance(node, gast.Assign) and get_anno(node, "in_place") \
+                and isinstance(node.targets[0], gast.Name):
+            touched.add(node.targets[0].id)
+        elif isinstance(node, gast.Call) and classify(node).what in _MUTATING:
+            calls_python = True
+            touched.update(a.id for a in gast.walk(node) if isinstance(a, gast.Name))
+    found = set()
+    for name in cx.stable:
+        if not isinstance(cx.kinds.get(name), ArrayKind) or name in touched:
+            continue
+        if calls_python and name in cx.hidden:  # a callee may write a global array
+            continue
+        if not any(other in touched for other in sharing(cx, name)):
+            found.add(name)
+    cx.unwritten = found
+    return found
+
+
+def plan(cx: Context, s: gast.For | gast.While, info: Loop) -> None:
+    """Fill ``info.recompute`` with the loop's recomputable values (not emitted yet:
+    only those the pullback asks for, through :func:`lookup`, are)."""
+    counts = _binding_counts(cx)
+    if isinstance(s, gast.For) and _range_loop(s) and counts.get(s.target.id) == 1:
+        info.recompute[s.target.id] = None  # the loop variable
+    read = {n.id for n in gast.walk(s.iter) if isinstance(n, gast.Name)} \
+        if isinstance(s, gast.For) else set()
+    for stmt in s.body:
+        if isinstance(stmt, gast.Assign) and isinstance(stmt.targets[0], gast.Name):
+            name = stmt.targets[0].id
+            if counts.get(name) == 1 and name not in read \
+                    and cx.kinds.get(name) in NUMERIC and _cheap(cx, stmt.value, info):
+                info.recompute[name] = stmt
+        read.update(n.id for n in gast.walk(stmt)
+                    if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load))
+
+
+def lookup(cx: Context, name: str, loop: Loop | None) -> gast.expr | None:
+    """The pullback's name for ``name`` if a loop around the save recomputes it."""
+    while loop is not None:
+        if name in loop.recompute:
+            return load(_need(cx, name, loop))
+        loop = loop.parent
+    return None
+
+
+def reverse_head(cx: Context, info: Loop, k: str, bounds: dict[str, gast.expr]
+                 ) -> list[gast.stmt]:
+    """The statements opening the k-th reverse iteration: the needed values, in the
+    order the forward sweep computed them.  ``bounds`` has the pullback's
+    ``start`` and ``step`` of a range loop."""
+    out: list[gast.stmt] = []
+    for name, stmt in info.recompute.items():
+        if name not in info.renamed:
+            continue
+        new = info.renamed[name]
+        if stmt is None:
+            out.append(assign(new, _affine(bounds["start"], k, bounds["step"]), info.line))
+            continue
+        mapping = {n: load(_need(cx, n, owner)) for n, owner in _operands(stmt.value, info)}
+        line = get_anno(stmt, "line")
+        out.append(assign(new, substitute(stmt.value, mapping), line))
+    if out:
+        note = comment("values of this iteration, recomputed (not taped)")
+        set_anno(note, "line", info.line)
+        out.insert(0, note)
+    return out
+
+
+def needs_index(info: Loop) -> bool:
+    return any(stmt is None for name, stmt in info.recompute.items() if name in info.renamed)
+
+
+def range_bounds(s: gast.For) -> tuple[gast.expr, gast.expr]:
+    """(start, step) of ``for v in range(...)`` as written in the normal form."""
+    args = s.iter.args
+    start = args[0] if len(args) > 1 else const(0)
+    step = args[2] if len(args) > 2 else const(1)
+    return start, step
+
+
+# -- helpers ---------------------------------------------------------------------------------
+def _affine(start: gast.expr, k: str, step: gast.expr) -> gast.expr:
+    """``start + k * step``, without the ``0 +`` and ``* 1``."""
+    value: gast.expr = load(k)
+    if not (isinstance(step, gast.Constant) and step.value == 1):
+        value = gast.BinOp(left=value, op=gast.Mult(), right=step)
+    if not (isinstance(start, gast.Constant) and start.value == 0):
+        value = gast.BinOp(left=start, op=gast.Add(), right=value)
+    return value
+
+
+def _need(cx: Context, name: str, loop: Loop) -> str:
+    """Mark ``name`` (recomputed by ``loop``) and what it reads as needed."""
+    if name in loop.renamed:
+        return loop.renamed[name]
+    new = cx.namer.fresh(f"{name}_re")
+    cx.kinds[new] = cx.kinds.get(name, "int")
+    loop.renamed[name] = new
+    stmt = loop.recompute[name]
+    if stmt is not None:
+        for operand, owner in _operands(stmt.value, loop):
+            _need(cx, operand, owner)
+        for node in gast.walk(stmt.value):  # read by name: the pullback receives them
+            if isinstance(node, gast.Name) and node.id in cx.stable:
+                cx.residual(node.id, cx.kinds.get(node.id, "unknown"))
+    return new
+
+
+def _operands(value: gast.expr, loop: Loop) -> list[tuple[str, Loop]]:
+    """The recomputed names ``value`` reads, each with the loop that recomputes it."""
+    out = []
+    for node in gast.walk(value):
+        if isinstance(node, gast.Name) and isinstance(node.ctx, gast.Load):
+            owner = loop
+            while owner is not None and node.id not in owner.recompute:
+                owner = owner.parent
+            if owner is not None:
+                out.append((node.id, owner))
+    return out
+
+
+def _available(cx: Context, name: str, loop: Loop) -> bool:
+    if name in cx.stable:
+        return True
+    while loop is not None:
+        if name in loop.recompute:
+            return True
+        loop = loop.parent
+    return False
+
+
+def _cheap(cx: Context, value: gast.expr, loop: Loop) -> bool:
+    """Whether ``value`` is cheap and reads only what the pullback can recompute."""
+    names = [n.id for n in gast.walk(value)
+             if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load)]
+    if isinstance(value, gast.Subscript):
+        base = value.value
+        if not (isinstance(base, gast.Name) and base.id in unwritten_arrays(cx)):
+            return False
+        index = [n for n in gast.walk(value.slice) if isinstance(n, gast.Name)]
+        if any(cx.kinds.get(n.id) != "int" for n in index) or any(
+                isinstance(n, gast.Slice) for n in gast.walk(value.slice)):
+            return False
+        names = [n.id for n in index]
+    elif isinstance(value, gast.Call):
+        if get_anno(value, "callee") not in CHEAP_CALLS or value.keywords:
+            return False
+    elif not isinstance(value, gast.BinOp | gast.UnaryOp | gast.Compare | gast.Name):
+        return False
+    if any(not isinstance(n, gast.Name | gast.Constant) for n in _atoms(value)):
+        return False
+    return all(_available(cx, n, loop) and cx.kinds.get(n) in NUMERIC for n in names)
+
+
+def _atoms(value: gast.expr) -> list[gast.expr]:
+    if isinstance(value, gast.BinOp):
+        return [value.left, value.right]
+    if isinstance(value, gast.UnaryOp):
+        return [value.operand]
+    if isinstance(value, gast.Compare):
+        return [value.left, *value.comparators]
+    if isinstance(value, gast.Call):
+        return list(value.args)
+    return [value] if isinstance(value, gast.Name) else []
+
+
+def _range_loop(s: gast.For) -> bool:
+    it = s.iter
+    return isinstance(s.target, gast.Name) and isinstance(it, gast.Call) \
+        and get_anno(it, "callee") is range and not it.keywords \
+        and all(isinstance(a, gast.Name | gast.Constant) for a in it.args)
+
+
+def _binding_counts(cx: Context) -> dict[str, int]:
+    if cx.binding_counts is None:
+        counts: dict[str, int] = {}
+        for node in gast.walk(cx.norm.node):
+            if isinstance(node, gast.Name) and isinstance(node.ctx, gast.Store):
+                counts[node.id] = counts.get(node.id, 0) + 1
+        cx.binding_counts = counts
+    return cx.binding_counts
