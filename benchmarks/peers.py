@@ -405,6 +405,8 @@ def make_array_jax() -> dict[str, Callable]:
         lse = logsumexp(logits, axis=1)
         return jnp.mean(lse - jnp.sum(labels * logits, axis=1))
 
+    loops = array_loop_peers(jnp)
+
     def wrap(f: Callable, nwrt: int, static: tuple[int, ...]) -> Callable:
         g = jax.jit(jax.grad(f, argnums=tuple(range(nwrt))), static_argnums=static)
 
@@ -413,7 +415,8 @@ def make_array_jax() -> dict[str, Callable]:
             return tuple(np.asarray(v) for v in out)
         return grad
 
-    return {"gmm": wrap(gmm, 3, (4, 5)), "mlp": wrap(mlp, 4, ())}
+    return {"gmm": wrap(gmm, 3, (4, 5)), "mlp": wrap(mlp, 4, ()),
+            **{name: wrap(f, nwrt, ()) for name, (f, nwrt) in loops.items()}}
 
 
 def make_array_torch() -> dict[str, Callable]:
@@ -439,6 +442,14 @@ def make_array_torch() -> dict[str, Callable]:
         logits = hidden @ w2 + b2
         return (torch.logsumexp(logits, dim=1) - (labels * logits).sum(dim=1)).mean()
 
+    def loop_grad(f: Callable, nwrt: int) -> Callable:
+        def grad(*args):
+            params = [torch.tensor(a, dtype=torch.float64, requires_grad=True)
+                      for a in args[:nwrt]]
+            f(*params, *(torch.from_numpy(a) for a in args[nwrt:])).backward()
+            return tuple(p.grad.numpy() if p.grad.ndim else p.grad.item() for p in params)
+        return grad
+
     def grad_gmm(alphas, means, icf, x, wishart_gamma, wishart_m):
         params = [torch.tensor(a, requires_grad=True) for a in (alphas, means, icf)]
         index = torch.from_numpy(lower_gather_index(x.shape[1]))
@@ -450,7 +461,8 @@ def make_array_torch() -> dict[str, Callable]:
         mlp(*params, torch.from_numpy(inputs), torch.from_numpy(labels)).backward()
         return tuple(p.grad.numpy() for p in params)
 
-    return {"gmm": grad_gmm, "mlp": grad_mlp}
+    return {"gmm": grad_gmm, "mlp": grad_mlp,
+            **{name: loop_grad(f, nwrt) for name, (f, nwrt) in array_loop_peers(torch).items()}}
 
 
 def make_array_autograd() -> dict[str, Callable]:
@@ -489,4 +501,33 @@ def make_array_autograd() -> dict[str, Callable]:
             return tuple(g(tuple(args[:nwrt]), *args[nwrt:]))
         return grad
 
-    return {"gmm": wrap(gmm, 3), "mlp": wrap(mlp, 4)}
+    loops = {name: (lambda params, *rest, f=f: f(*params, *rest), nwrt)
+             for name, (f, nwrt) in array_loop_peers(anp).items()}
+    return {"gmm": wrap(gmm, 3), "mlp": wrap(mlp, 4),
+            **{name: wrap(f, nwrt) for name, (f, nwrt) in loops.items()}}
+
+
+def array_loop_peers(xp) -> dict[str, tuple[Callable, int]]:
+    """The array-indexed loop problems, vectorised with the array module ``xp``
+    (``jax.numpy``, ``torch`` or ``autograd.numpy``): {name: (function, how many
+    leading arguments are differentiated)}."""
+
+    def smooth_energy(x, lam):
+        d2 = x[:-2] - 2.0 * x[1:-1] + x[2:]
+        return xp.sum(lam * d2 * d2 + (x[1:-1] - 1.0) ** 2)
+
+    def rosenbrock_index(x):
+        return xp.sum(100.0 * (x[1:] - x[:-1] * x[:-1]) ** 2 + (1.0 - x[:-1]) ** 2)
+
+    def stencil_2d(u, kappa):
+        centre = u[1:-1, 1:-1]
+        lap = u[:-2, 1:-1] + u[2:, 1:-1] + u[1:-1, :-2] + u[1:-1, 2:] - 4.0 * centre
+        well = centre * centre - 1.0
+        return xp.sum(kappa * lap * lap + well * well)
+
+    def dense_loops(w, b, x, y):
+        err = xp.tanh(x @ w.T + b) - y
+        return xp.sum(err * err)
+
+    return {"smooth_energy": (smooth_energy, 2), "rosenbrock_index": (rosenbrock_index, 1),
+            "stencil_2d": (stencil_2d, 2), "dense_loops": (dense_loops, 2)}

@@ -177,6 +177,73 @@ def mlp_data(batch=256, inputs=64, hidden=128, classes=10, seed=3) -> tuple:
     return w1, b1, w2, b2, x, labels
 
 
+# --------------------------------------------------------------------------------------
+# 7-10. Array-indexed loops, written as a Numba user writes them (the peers get the
+#    vectorised formulation, peers.py).  Exercises: items read at i - 1, i, i + 1;
+#    2-D indexing; a loop-carried accumulator over an inner index loop.
+# --------------------------------------------------------------------------------------
+
+
+def smooth_energy(x, lam):
+    """A 1-D second-difference smoothness energy (a three-point stencil)."""
+    e = 0.0
+    for i in range(1, x.shape[0] - 1):
+        d2 = x[i - 1] - 2.0 * x[i] + x[i + 1]
+        e += lam * d2 * d2 + (x[i] - 1.0) ** 2
+    return e
+
+
+def rosenbrock_index(x):
+    """The extended Rosenbrock function with an index loop."""
+    total = 0.0
+    for i in range(x.shape[0] - 1):
+        total += 100.0 * (x[i + 1] - x[i] * x[i]) ** 2 + (1.0 - x[i]) ** 2
+    return total
+
+
+def stencil_2d(u, kappa):
+    """A 2-D five-point Laplacian energy plus a double-well term on the interior."""
+    e = 0.0
+    for i in range(1, u.shape[0] - 1):
+        for j in range(1, u.shape[1] - 1):
+            lap = u[i - 1, j] + u[i + 1, j] + u[i, j - 1] + u[i, j + 1] - 4.0 * u[i, j]
+            well = u[i, j] * u[i, j] - 1.0
+            e += kappa * lap * lap + well * well
+    return e
+
+
+def dense_loops(w, b, x, y):
+    """A tanh dense layer and a squared loss, written with loops."""
+    loss = 0.0
+    for n in range(x.shape[0]):
+        for o in range(w.shape[0]):
+            acc = b[o]
+            for i in range(w.shape[1]):
+                acc += w[o, i] * x[n, i]
+            err = math.tanh(acc) - y[n, o]
+            loss += err * err
+    return loss
+
+
+def vector_data(n=100_000, seed=5) -> tuple:
+    return (np.random.default_rng(seed).uniform(0.5, 1.5, n),)
+
+
+def smooth_data(n=100_000, seed=6) -> tuple:
+    return np.random.default_rng(seed).standard_normal(n), 0.7
+
+
+def grid_data(side=300, seed=7) -> tuple:
+    return np.random.default_rng(seed).standard_normal((side, side)), 0.3
+
+
+def dense_data(batch=128, inputs=64, outputs=32, seed=8) -> tuple:
+    rng = np.random.default_rng(seed)
+    return (rng.normal(0.0, 1.0 / math.sqrt(inputs), (outputs, inputs)),
+            rng.normal(0.0, 0.1, outputs), rng.standard_normal((batch, inputs)),
+            rng.uniform(-0.5, 0.5, (batch, outputs)))
+
+
 @dataclass(frozen=True)
 class ArrayProblem:
     """One array benchmark: ``fn(*make_args())``, differentiated w.r.t. ``wrt``."""
@@ -201,6 +268,17 @@ ARRAY_PROBLEMS = [
                  "index loops, item writes, exp/log/lgamma", "d=10, K=25, N=1000",
                  python_gradient=False),
     # numba.njit has no axis/keepdims for np.max and np.sum, so no plain-Numba primal.
+    ArrayProblem("smooth_energy", smooth_energy, ("x", "lam"), smooth_data,
+                 "1-D three-point stencil: x[i - 1], x[i], x[i + 1]", "n=100,000",
+                 python_gradient=False),
+    ArrayProblem("rosenbrock_index", rosenbrock_index, ("x",), vector_data,
+                 "index loop, x[i] and x[i + 1]", "n=100,000", python_gradient=False),
+    ArrayProblem("stencil_2d", stencil_2d, ("u", "kappa"), grid_data,
+                 "2-D five-point stencil, nested loops", "300×300",
+                 python_gradient=False),
+    ArrayProblem("dense_loops", dense_loops, ("w", "b"), dense_data,
+                 "dense layer as loops: w[o, i] * x[n, i], tanh, squared loss",
+                 "batch 128, 64 → 32", python_gradient=False),
     ArrayProblem("mlp", mlp_loss, ("w1", "b1", "w2", "b2"), mlp_data,
                  "vectorised: @, broadcasting, relu, logsumexp over axis=1",
                  "X 256×64, W1 64×128 (+b1), W2 128×10 (+b2)", numba_primal=False),

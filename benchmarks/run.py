@@ -345,16 +345,19 @@ def array_fd_error(fn: Callable, p, call_args: tuple, ref: tuple, per_array: int
     params = list(p.fn.__code__.co_varnames[:len(call_args)])
     scale = max(float(np.max(np.abs(flat(ref)))), 1e-300)
     worst = 0.0
-    for name, g in zip(p.wrt, ref, strict=True):
+    grads = ref if len(p.wrt) > 1 else (ref,)
+    for name, g in zip(p.wrt, grads, strict=True):
         position = params.index(name)
-        base = call_args[position]
-        for _ in range(per_array):
+        base = np.asarray(call_args[position], dtype=np.float64)  # a float: 0-d
+        g = np.asarray(g)
+        for _ in range(per_array if base.ndim else 1):
             entry = tuple(int(rng.integers(0, s)) for s in base.shape)
             h = 1e-6 * max(1.0, abs(float(base[entry])))
             values = []
             for sign in (1.0, -1.0):
                 moved = base.copy()
                 moved[entry] += sign * h
+                moved = moved if base.ndim else float(moved)
                 values.append(fn(*call_args[:position], moved, *call_args[position + 1:]))
             fd = (values[0] - values[1]) / (2 * h)
             worst = max(worst, abs(fd - float(g[entry])) / scale)

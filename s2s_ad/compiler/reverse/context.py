@@ -117,8 +117,11 @@ class Context:
     line: int | None = None
     scratch: set[str] = field(default_factory=set)  # arrays allocated again and written
     unwritten: set[str] | None = None  # arrays whose items never change (recompute.py)
-    binding_counts: dict[str, int] | None = None
     full_cotangents: set[str] = field(default_factory=set)  # allocated when pullback starts
+    # saves already made (saving.py): (id of the Where, name, binding version) ->
+    # (the Where, the pullback's expression); versions count rebindings seen so far
+    saved: dict[tuple, tuple] = field(default_factory=dict)
+    versions: dict[str, int] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         self.externals = dict(self.norm.externals)

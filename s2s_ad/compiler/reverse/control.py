@@ -39,7 +39,12 @@ def block(cx: Context, stmts: list[gast.stmt], where: Where) -> tuple[list, list
     rev: list[gast.stmt] = []
     for s in stmts:
         cx.line = get_anno(s, "line", cx.line)
+        stored = stored_names(s)
+        before = [cx.versions.get(n, 0) for n in stored]
         f, r = statement(cx, s, where)
+        # names the statement binds hold new values now (unless its saves said so)
+        saving.rebound(cx, [n for n, v in zip(stored, before, strict=True)
+                            if cx.versions.get(n, 0) == v])
         fwd.extend(f)
         rev[:0] = r
     return fwd, rev
@@ -60,9 +65,8 @@ def statement(cx: Context, s: gast.stmt, where: Where) -> tuple[list, list]:
 
 
 def if_(cx: Context, s: gast.If, where: Where) -> tuple[list, list]:
-    inner = Where(loop=where.loop, conditional=True)
-    body_f, body_r = block(cx, s.body, inner)
-    else_f, else_r = block(cx, s.orelse, inner)
+    body_f, body_r = block(cx, s.body, Where(loop=where.loop, conditional=True))
+    else_f, else_r = block(cx, s.orelse, Where(loop=where.loop, conditional=True))
     node = gast.If(test=s.test, body=body_f or [gast.Pass()], orelse=else_f)
     set_anno(node, "line", get_anno(s, "line"))
     if not body_r and not else_r:

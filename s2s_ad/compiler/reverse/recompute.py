@@ -13,11 +13,12 @@ taped: the reverse iteration recomputes them first, from
   of a Python function can reach them);
 * other such values of the same iteration, or of an enclosing loop's iteration.
 
-A candidate is bound once in the whole function, by a statement at the top of
-the loop body (so the forward sweep computes it on every iteration), and is not
-read earlier in the body (its value does not come from the previous
-iteration).  Only arithmetic, comparisons, item reads and a few cheap builtins
-are recomputed: a transcendental function's value is still taped.  Recomputing
+A candidate is bound once in the loop body, by a statement at its top level (so
+the forward sweep computes it on every iteration), and is not read earlier in
+the body (its value does not come from the previous iteration); a loop
+variable qualifies when the body never rebinds it.  Only arithmetic,
+comparisons, item reads and a few cheap builtins are recomputed: a
+transcendental function's value is still taped.  Recomputing
 repeats no side effect and raises nothing the forward sweep did not raise (same
 operations on the same values).
 """
@@ -25,6 +26,7 @@ operations on the same values).
 from __future__ import annotations
 
 import math
+from collections import Counter
 
 import gast
 
@@ -72,15 +74,16 @@ def unwritten_arrays(cx: Context) -> set[str]:
 def plan(cx: Context, s: gast.For | gast.While, info: Loop) -> None:
     """Fill ``info.recompute`` with the loop's recomputable values (not emitted yet:
     only those the pullback asks for, through :func:`lookup`, are)."""
-    counts = _binding_counts(cx)
-    if isinstance(s, gast.For) and _range_loop(s) and counts.get(s.target.id) == 1:
-        info.recompute[s.target.id] = None  # the loop variable
+    counts = Counter(n.id for n in gast.walk(gast.Module(body=s.body, type_ignores=[]))
+                     if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store))
+    if isinstance(s, gast.For) and _range_loop(s) and counts[s.target.id] == 0:
+        info.recompute[s.target.id] = None  # the loop variable, never rebound in the body
     read = {n.id for n in gast.walk(s.iter) if isinstance(n, gast.Name)} \
         if isinstance(s, gast.For) else set()
     for stmt in s.body:
         if isinstance(stmt, gast.Assign) and isinstance(stmt.targets[0], gast.Name):
             name = stmt.targets[0].id
-            if counts.get(name) == 1 and name not in read \
+            if counts[name] == 1 and name not in read \
                     and cx.kinds.get(name) in NUMERIC and _cheap(cx, stmt.value, info):
                 info.recompute[name] = stmt
         read.update(n.id for n in gast.walk(stmt)
@@ -222,13 +225,3 @@ def _range_loop(s: gast.For) -> bool:
     return isinstance(s.target, gast.Name) and isinstance(it, gast.Call) \
         and get_anno(it, "callee") is range and not it.keywords \
         and all(isinstance(a, gast.Name | gast.Constant) for a in it.args)
-
-
-def _binding_counts(cx: Context) -> dict[str, int]:
-    if cx.binding_counts is None:
-        counts: dict[str, int] = {}
-        for node in gast.walk(cx.norm.node):
-            if isinstance(node, gast.Name) and isinstance(node.ctx, gast.Store):
-                counts[node.id] = counts.get(node.id, 0) + 1
-        cx.binding_counts = counts
-    return cx.binding_counts

@@ -7,6 +7,8 @@ typed lists read back to front for everything else.
 
 from __future__ import annotations
 
+import copy
+
 import gast
 
 from s2s_ad.compiler.reverse import recompute
@@ -36,15 +38,30 @@ def save(cx: Context, atom: gast.expr, where: Where, reference: bool = False
         cx.residual(name, kind)
         return [], [], load(name)
     numeric = kind in NUMERIC
+    # one save per value: a second read of the same value in the same block (the name
+    # not bound again in between) reads the first one's copy or tape slot
+    key = (id(where), name, cx.versions.get(name, 0))
+    if numeric and key in cx.saved:
+        return [], [], copy.deepcopy(cx.saved[key][1])
     if where.top or (where.loop is None and numeric):
         copy_name = cx.namer.fresh(f"{name}_saved")
         cx.residual(copy_name, kind)
         if not where.top:
             cx.fwd_init.append(assign(copy_name, _zero_value(cx, kind)))
-        return [assign(copy_name, load(name), cx.line)], [], load(copy_name)
+        out = [assign(copy_name, load(name), cx.line)], [], load(copy_name)
+    elif numeric:
+        out = _push_array(cx, name, kind, where.loop)
+    else:
+        return _push_list(cx, name)
     if numeric:
-        return _push_array(cx, name, kind, where.loop)
-    return _push_list(cx, name)
+        cx.saved[key] = (where, out[2])  # (the Where kept alive, so its id stays unique)
+    return out
+
+
+def rebound(cx: Context, names: list[str]) -> None:
+    """``names`` were just bound again: later reads save their new values."""
+    for name in names:
+        cx.versions[name] = cx.versions.get(name, 0) + 1
 
 
 def _save_copy(cx: Context, name: str, kind: Kind, where: Where):

@@ -75,6 +75,8 @@ def apply_rule(cx: Context, s: gast.Assign, target: str, prim: Primitive, where:
         key = ("result",) if tname == "z" else (
             ("name", atom.id) if isinstance(atom, gast.Name) else ("operand", tname))
         if key not in saved:
+            if tname == "z":  # the value after this statement, not a read before it
+                saving.rebound(cx, [target])
             f, p, e = saving.save(cx, atom, where)
             (after if tname == "z" else before).extend(f)
             pops[:0] = p
