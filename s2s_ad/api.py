@@ -49,8 +49,10 @@ def _type_key(value: Any) -> Any:
     """What decides the generated code and its compiled specialisation for a value
     (cheap: it is computed for every argument of every call)."""
     cls = type(value)
-    if cls is float:
+    if cls is float or cls is int:
         return cls
+    if cls is np.ndarray:
+        return (cls, value.dtype, value.ndim, value.flags.num & 3)
     if isinstance(value, np.ndarray):  # dtype, rank and C/F contiguity (low flag bits)
         return (cls, value.dtype, value.ndim, value.flags.num & 3)
     if isinstance(value, tuple):
@@ -220,7 +222,7 @@ class DifferentiableFunction:
         argument types this is a dictionary lookup and one read per global;
         Numba's dispatcher then picks the compiled code.
         """
-        key = (role, defaulted, *[_type_key(a) for a in args])
+        key = (role, defaulted, *map(_type_key, args))
         hit = self._entries.get(key)
         if hit is not None:
             if not hit[2]:  # reads no global variable
@@ -320,13 +322,13 @@ def _check_integers(df: DifferentiableFunction, t: Transform, args: tuple) -> No
     nothing to differentiate, else a warning (once per argument types)."""
     if df.wrt is not None or t in _checked:
         return
-    _checked.add(t)
     params = t.parsed.params
     ints = [f"{p}={a!r}" for p, a in zip(params, args, strict=True)
             if isinstance(a, int | np.integer) and not isinstance(a, bool | np.bool_)]
     if t.wrt_positions:  # only those that would carry a derivative as floats
         ints = [i for i in ints if _would_carry(df, args, params.index(i.split("=")[0]))]
     if not ints:
+        _checked.add(t)
         return
     what = ", ".join(ints)
     name, value = ints[0].split("=")
@@ -335,6 +337,7 @@ def _check_integers(df: DifferentiableFunction, t: Transform, args: tuple) -> No
         raise ArgumentError(f"{df.__name__}: no argument is differentiated: {what} "
                             f"{'is an int' if len(ints) == 1 else 'are ints'}, and ints "
                             f"never are; {hint}")
+    _checked.add(t)  # warned once; an error above is raised at every call
     warnings.warn(f"{df.__name__}: the int argument{'s' * (len(ints) > 1)} {what} "
                   f"{'is' if len(ints) == 1 else 'are'} not differentiated; {hint}",
                   IntegerArgumentWarning, stacklevel=3)
@@ -379,8 +382,9 @@ def value_and_gradient(f: Callable, wrt: Wrt = None) -> Callable:
     def value_and_gradient_of(*args: Any, **kwargs: Any) -> tuple[Any, Any]:
         args, defaulted = df.bind(args, kwargs)
         t, fused, global_values = df.entry("fused", args, defaulted)
-        _scalar_result(t)
-        _check_integers(df, t, args)
+        if t not in _checked:  # the first call with these argument types
+            _scalar_result(t)
+            _check_integers(df, t, args)
         value, raw = _running(t, fused, *args, *global_values)
         return value, _grads(df, t, raw, args)
 

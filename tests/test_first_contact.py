@@ -237,6 +237,8 @@ def test_integer_arguments_are_named():
     with pytest.raises(ad.ArgumentError, match=r"times: no argument is differentiated: "
                        r"x=1, y=2 are ints.*\(x=1\.0\)"):
         ad.gradient(times)(1, 2)
+    with pytest.raises(ad.ArgumentError, match="no argument is differentiated"):
+        ad.gradient(times)(1, 2)  # at every call, not only the first
     with pytest.warns(ad.IntegerArgumentWarning, match=r"the int argument x=1 is not "
                       r"differentiated; pass floats to differentiate them \(x=1\.0\)"):
         assert ad.gradient(times)(1, 2.0) == 1.0

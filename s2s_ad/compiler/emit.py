@@ -10,7 +10,7 @@ identifies it (the jit stage caches by that hash).
 >>> def f(x):
 ...     return x * x
 >>> print(*ad.source(f, 1.0).splitlines()[1:9], sep=chr(10))
-# s2s_ad generated-code format 4
+# s2s_ad generated-code format 5
 # Names bound when the module is loaded: List
 <BLANKLINE>
 import math

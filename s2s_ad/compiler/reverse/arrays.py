@@ -10,47 +10,16 @@ from __future__ import annotations
 import copy
 
 import gast
-import numpy as np
 
-from s2s_ad.compiler.primitives import Primitive, classify
+from s2s_ad.compiler.primitives import Primitive
 from s2s_ad.compiler.reverse import saving
+from s2s_ad.compiler.reverse.aliasing import definitions, is_view, sharing
 from s2s_ad.compiler.reverse.context import Context, Where
-from s2s_ad.compiler.syntax.annotations import get_anno, set_anno
+from s2s_ad.compiler.syntax.annotations import set_anno
 from s2s_ad.compiler.syntax.builders import assign, aug_item, call, const, load, substitute
 from s2s_ad.errors import NonDifferentiableError
 from s2s_ad.kinds import ArrayKind, Kind, array_index, indexed
 from s2s_ad.rules.registry import Rule
-
-_VIEWS = (np.reshape, np.transpose, np.ravel, np.atleast_1d, np.atleast_2d, np.atleast_3d)
-
-
-def _definitions(stmts: list[gast.stmt]):
-    for s in stmts:
-        if isinstance(s, gast.Assign) and isinstance(s.targets[0], gast.Name):
-            yield s.targets[0].id, s.value
-        for field in ("body", "orelse"):
-            yield from _definitions(getattr(s, field, []) or [])
-
-
-def _is_view(op: gast.expr, of: str | None = None) -> bool:
-    """Whether ``op`` may return memory of an existing array (of ``of``, if given)."""
-    base = _view_base(op)
-    return base is not None and (of is None or base == of)
-
-
-def _view_base(op: gast.expr) -> str | None:
-    """The variable whose memory ``op`` may return, if any."""
-    if isinstance(op, gast.Name):
-        base = op
-    elif isinstance(op, gast.Subscript):
-        base = op.value
-    elif isinstance(op, gast.Call) and get_anno(op, "callee") in _VIEWS and op.args:
-        base = op.args[0]
-    elif isinstance(op, gast.Call) and get_anno(op, "callee") is np.einsum and len(op.args) == 2:
-        base = op.args[1]  # NumPy returns a view for "ij->ji", "ii->i"...
-    else:
-        return None
-    return base.id if isinstance(base, gast.Name) else None
 
 
 def broadcast_back(cx: Context, rule: Rule, target: str, atom: gast.expr, param: str,
@@ -214,12 +183,12 @@ def materialized(cx: Context, d_x: str, like: gast.expr, name: str, where: Where
 def check_writable(cx: Context, name: str, s: gast.Assign) -> None:
     """Refuse a write that could change memory another variable sees."""
     where = cx.norm.parsed.location(s)
-    definitions = [d for d in _definitions(cx.norm.node.body) if d[0] == name]
-    if name not in cx.stable or len(definitions) != 1:
+    bound = [d for d in definitions(cx.norm.node.body) if d[0] == name]
+    if name not in cx.stable or len(bound) != 1:
         raise NonDifferentiableError(
             f"writing into '{name}', which is assigned more than once, is not supported",
             where, f"allocate '{name}' once (e.g. {name} = np.zeros(n)) and write into it")
-    if _is_view(definitions[0][1]):
+    if is_view(bound[0][1]):
         raise NonDifferentiableError(
             f"writing into '{name}', which may share memory with another array, is not "
             "supported", where, f"write into a copy: {name} = np.copy(...)")
@@ -237,53 +206,11 @@ def check_in_place(cx: Context, name: str, s: gast.Assign) -> None:
         raise NonDifferentiableError(
             f"an in-place operator on the argument array '{name}' would change the "
             "caller's array", where, f"rebind instead: {name} = {name} <op> ...")
-    if _is_view(next((op for other, op in _definitions(cx.norm.node.body) if other == name),
+    if is_view(next((op for other, op in definitions(cx.norm.node.body) if other == name),
                      None)) or sharing(cx, name):
         raise NonDifferentiableError(
             f"an in-place operator on '{name}', which shares memory with another "
             "array, is not supported", where, f"rebind instead: {name} = {name} <op> ...")
-
-
-def sharing(cx: Context, name: str) -> list[str]:
-    """The user's variables that may share memory with the array ``name``: views,
-    copies of the reference, tuples holding it (and items taken from them), and
-    results of calls it is passed to (a function may return its argument)."""
-    parent: dict[str, str] = {}
-
-    def root(v: str) -> str:
-        while parent.get(v, v) != v:
-            v = parent[v]
-        return v
-
-    for target, op in _definitions(cx.norm.node.body):
-        if not _holds_memory(cx.kinds.get(target)):
-            continue
-        for source in _referenced(op):
-            if _holds_memory(cx.kinds.get(source)):
-                parent[root(target)] = root(source)
-    group = root(name)
-    return sorted(v for v in set(parent) | set(parent.values())
-                  if v != name and root(v) == group and v not in cx.norm.temps
-                  and _holds_memory(cx.kinds.get(v)))
-
-
-def _holds_memory(kind: Kind | None) -> bool:
-    if isinstance(kind, tuple):
-        return any(_holds_memory(k) for k in kind)
-    return isinstance(kind, ArrayKind) or kind == "unknown"
-
-
-def _referenced(op: gast.expr) -> list[str]:
-    """The variables whose memory the value of ``op`` may be (or hold)."""
-    if isinstance(op, gast.Tuple):
-        return [e.id for e in op.elts if isinstance(e, gast.Name)]
-    base = _view_base(op)
-    if base is not None:
-        return [base]
-    if isinstance(op, gast.Call) and classify(op).what in ("function", "custom", "unknown",
-                                                          "hook", "cut"):
-        return [a.id for a in op.args if isinstance(a, gast.Name)]
-    return []
 
 
 def kind_of_item(cx: Context, name: str, index: gast.expr) -> Kind:

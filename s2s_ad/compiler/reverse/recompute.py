@@ -31,6 +31,7 @@ from collections import Counter
 import gast
 
 from s2s_ad.compiler.primitives import classify
+from s2s_ad.compiler.reverse.aliasing import sharing
 from s2s_ad.compiler.reverse.context import Context, Loop
 from s2s_ad.compiler.syntax.annotations import get_anno, set_anno
 from s2s_ad.compiler.syntax.builders import assign, comment, const, load, substitute
@@ -45,8 +46,6 @@ def unwritten_arrays(cx: Context) -> set[str]:
     function writes into them or into anything that may share their memory."""
     if cx.unwritten is not None:
         return cx.unwritten
-    from s2s_ad.compiler.reverse.arrays import sharing  # arrays imports this module's users
-
     touched: set[str] = set()
     calls_python = False
     for node in gast.walk(cx.norm.node):

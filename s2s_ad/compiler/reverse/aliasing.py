@@ -1,0 +1,90 @@
+"""Stage 5 (reverse), part: which variables may share an array's memory.
+
+Views (slices, reshapes, transposes), copies of the reference, tuples holding an
+array, and results of calls it is passed to may all be the same memory; item
+writes and the recomputation of array items (recompute.py) must know.
+"""
+
+from __future__ import annotations
+
+import gast
+import numpy as np
+
+from s2s_ad.compiler.primitives import classify
+from s2s_ad.compiler.reverse.context import Context
+from s2s_ad.compiler.syntax.annotations import get_anno
+from s2s_ad.kinds import ArrayKind, Kind
+
+_VIEWS = (np.reshape, np.transpose, np.ravel, np.atleast_1d, np.atleast_2d, np.atleast_3d)
+
+
+def definitions(stmts: list[gast.stmt]):
+    """(name, value) of every plain assignment in ``stmts``, nested blocks included."""
+    for s in stmts:
+        if isinstance(s, gast.Assign) and isinstance(s.targets[0], gast.Name):
+            yield s.targets[0].id, s.value
+        for field in ("body", "orelse"):
+            yield from definitions(getattr(s, field, []) or [])
+
+
+def is_view(op: gast.expr, of: str | None = None) -> bool:
+    """Whether ``op`` may return memory of an existing array (of ``of``, if given)."""
+    base = _view_base(op)
+    return base is not None and (of is None or base == of)
+
+
+def _view_base(op: gast.expr) -> str | None:
+    """The variable whose memory ``op`` may return, if any."""
+    if isinstance(op, gast.Name):
+        base = op
+    elif isinstance(op, gast.Subscript):
+        base = op.value
+    elif isinstance(op, gast.Call) and get_anno(op, "callee") in _VIEWS and op.args:
+        base = op.args[0]
+    elif isinstance(op, gast.Call) and get_anno(op, "callee") is np.einsum and len(op.args) == 2:
+        base = op.args[1]  # NumPy returns a view for "ij->ji", "ii->i"...
+    else:
+        return None
+    return base.id if isinstance(base, gast.Name) else None
+
+
+def sharing(cx: Context, name: str) -> list[str]:
+    """The user's variables that may share memory with the array ``name``: views,
+    copies of the reference, tuples holding it (and items taken from them), and
+    results of calls it is passed to (a function may return its argument)."""
+    parent: dict[str, str] = {}
+
+    def root(v: str) -> str:
+        while parent.get(v, v) != v:
+            v = parent[v]
+        return v
+
+    for target, op in definitions(cx.norm.node.body):
+        if not _holds_memory(cx.kinds.get(target)):
+            continue
+        for source in _referenced(op):
+            if _holds_memory(cx.kinds.get(source)):
+                parent[root(target)] = root(source)
+    group = root(name)
+    return sorted(v for v in set(parent) | set(parent.values())
+                  if v != name and root(v) == group and v not in cx.norm.temps
+                  and _holds_memory(cx.kinds.get(v)))
+
+
+def _holds_memory(kind: Kind | None) -> bool:
+    if isinstance(kind, tuple):
+        return any(_holds_memory(k) for k in kind)
+    return isinstance(kind, ArrayKind) or kind == "unknown"
+
+
+def _referenced(op: gast.expr) -> list[str]:
+    """The variables whose memory the value of ``op`` may be (or hold)."""
+    if isinstance(op, gast.Tuple):
+        return [e.id for e in op.elts if isinstance(e, gast.Name)]
+    base = _view_base(op)
+    if base is not None:
+        return [base]
+    if isinstance(op, gast.Call) and classify(op).what in ("function", "custom", "unknown",
+                                                          "hook", "cut"):
+        return [a.id for a in op.args if isinstance(a, gast.Name)]
+    return []
