@@ -9,6 +9,7 @@ files, calls with keywords and defaults, ``wrt=`` on every entry point,
 import inspect
 import math
 import os
+import platform
 import subprocess
 import sys
 import textwrap
@@ -393,3 +394,21 @@ def test_each_checked_math_function(index):
         with pytest.raises(ValueError, match="math domain error"):
             call(outside)
     assert math.isnan(compiled(math.nan))  # NaN passes, as in CPython
+
+
+# ---- freed memory stays in the process (tapes do not page-fault on every call) ----------
+@pytest.mark.skipif(platform.libc_ver()[0] != "glibc", reason="mallopt is glibc's")
+@pytest.mark.parametrize(("setting", "kept"), [(None, "True"), ("0", "False")])
+def test_freed_memory_is_kept_unless_asked_not_to(setting, kept, tmp_path):
+    script = tmp_path / "square.py"
+    script.write_text("import s2s_ad as ad\n"
+                      "from s2s_ad.compiler import memory\n"
+                      "ad.gradient(ad.differentiable(lambda x: x * x, jit=True))(2.0)\n"
+                      "print(memory._state)\n")
+    env = {k: v for k, v in os.environ.items() if k != "S2S_AD_KEEP_MEMORY"}
+    env["S2S_AD_CACHE_DIR"] = str(tmp_path / "cache")
+    if setting is not None:
+        env["S2S_AD_KEEP_MEMORY"] = setting
+    out = subprocess.run([sys.executable, str(script)], env=env, capture_output=True,
+                         text=True, check=True).stdout
+    assert out.strip() == kept

@@ -31,6 +31,7 @@ import numba
 from numba.core import errors as numba_errors
 from numba.typed import List as NumbaList
 
+from s2s_ad.compiler.memory import keep_freed_memory
 from s2s_ad.errors import JitError
 from s2s_ad.runtime.python_math import checked_math
 
@@ -137,6 +138,7 @@ class GeneratedModule:
     def numba(self, name: str) -> Any:
         """The Numba dispatcher of function ``name`` (not compiled yet)."""
         if self._numba is None:
+            keep_freed_memory()  # tapes reuse memory instead of page-faulting anew
             ns = self._load({"List": NumbaList, **self._bind_numba()}, register=True)
             ns["math"] = checked_math  # CPython's math domain errors (log(-1.0))
             for fn in self.functions:

@@ -10,15 +10,16 @@ from __future__ import annotations
 import copy
 
 import gast
+import numpy as np
 
 from s2s_ad.compiler.primitives import Primitive
 from s2s_ad.compiler.reverse import saving
 from s2s_ad.compiler.reverse.aliasing import definitions, is_view, sharing
 from s2s_ad.compiler.reverse.context import Context, Where
-from s2s_ad.compiler.syntax.annotations import set_anno
+from s2s_ad.compiler.syntax.annotations import get_anno, set_anno
 from s2s_ad.compiler.syntax.builders import assign, aug_item, call, const, load, substitute
 from s2s_ad.errors import NonDifferentiableError
-from s2s_ad.kinds import ArrayKind, Kind, array_index, indexed
+from s2s_ad.kinds import NUMERIC, ArrayKind, Kind, array_index, indexed
 from s2s_ad.rules.registry import Rule
 
 
@@ -103,13 +104,20 @@ def write_item(cx: Context, s: gast.Assign, where: Where) -> tuple[list, list]:
     if name in cx.scratch:
         return write_scratch(cx, s, where)
     check_writable(cx, name, s)
-    cx.written.append(name) if name not in cx.written else None
-    cx.residual(name, cx.kinds.get(name))
     fwd: list[gast.stmt] = []
     pops: list[gast.stmt] = []
     index = index_reads(cx, target.slice, where, fwd, pops)
-    old = cx.namer.fresh(f"{name}_overwritten")
     item_kind = kind_of_item(cx, name, target.slice)
+    if name not in cx.norm.params and read_by_items_only(cx, name):
+        # the pullback never reads the array's values (item reads are saved where
+        # they happen), so nothing is saved to restore it
+        rev = [cx.header()] + pops
+        if cx.activity.active(name):
+            rev += item_adjoint(cx, name, index, s.value, where, fwd, item_kind, target.slice)
+        return fwd + [s], rev
+    cx.written.append(name) if name not in cx.written else None
+    cx.residual(name, cx.kinds.get(name))
+    old = cx.namer.fresh(f"{name}_overwritten")
     cx.kinds[old] = item_kind
     read = gast.Subscript(value=load(name), slice=copy.deepcopy(target.slice),
                           ctx=gast.Load())
@@ -126,6 +134,25 @@ def write_item(cx: Context, s: gast.Assign, where: Where) -> tuple[list, list]:
     if cx.activity.active(name):
         rev += item_adjoint(cx, name, index, s.value, where, fwd, item_kind, target.slice)
     return fwd + [s], rev
+
+
+def read_by_items_only(cx: Context, name: str) -> bool:
+    """Whether the function reads the array ``name`` only number by number
+    (``name[i, j]``) or for its shape: never as a whole value, so its values matter to the pullback
+    only through the items, which are saved when read."""
+    for node in gast.walk(cx.norm.node):
+        for child in gast.iter_child_nodes(node):
+            if not (isinstance(child, gast.Name) and child.id == name
+                    and isinstance(child.ctx, gast.Load)):
+                continue
+            if isinstance(node, gast.Subscript) and node.value is child and (
+                    isinstance(node.ctx, gast.Store)
+                    or indexed(cx.kinds[name], node.slice, cx.kind) in NUMERIC):
+                continue  # a write, or the read of one number (never a view)
+            if isinstance(node, gast.Call) and get_anno(node, "callee") is np.shape:
+                continue
+            return False
+    return True
 
 
 def write_scratch(cx: Context, s: gast.Assign, where: Where) -> tuple[list, list]:

@@ -99,6 +99,11 @@ def loop(cx: Context, s: gast.For | gast.While, where: Where) -> tuple[list, lis
         cx.fwd_init.append(assign(info.position, const(-1)))
         head.append(aug(info.position, gast.Add(), const(1), line))
         allocations = plan.before if plan is not None and not where.top else pre
+        entry_room = None
+        if plan is None and isinstance(s, gast.For) and recompute.range_loop(s):
+            trip = cx.namer.fresh("trip_count")
+            pre.append(assign(trip, call("len", copy.deepcopy(s.iter)), line))
+            entry_room = gast.BinOp(left=load(info.position), op=gast.Add(), right=load(trip))
         capacity = _product(plan.trips) if plan is not None else None
         for tape, dtype in info.tapes:
             if plan is not None:
@@ -109,11 +114,10 @@ def loop(cx: Context, s: gast.For | gast.While, where: Where) -> tuple[list, lis
                 cx.tapes[tape] = "growable"
                 cx.fwd_init.append(assign(tape, call(
                     "np.empty", const(8), gast.parse(dtype, mode="eval").body)))
-                full = gast.Compare(left=load(info.position), ops=[gast.GtE()],
-                                    comparators=[gast.parse(f"{tape}.shape[0]",
-                                                            mode="eval").body])
-                head.append(gast.If(test=full, body=[assign(tape, call(
-                    "rt.grow", load(tape), load(info.position)), line)], orelse=[]))
+                if entry_room is None:  # grown when full, checked on every iteration
+                    head.append(_grown(tape, load(info.position), line))
+                else:  # a range loop knows its trip count: room made once, on entry
+                    pre.append(_grown(tape, copy.deepcopy(entry_room), line))
     cx.kinds[info.counter] = "int"
     node = copy.copy(s)
     node.body = head + body_f
@@ -142,6 +146,14 @@ def loop(cx: Context, s: gast.For | gast.While, where: Where) -> tuple[list, lis
                         orelse=[], type_comment=None)
     set_anno(rev_loop, "line", line)
     return pre + [node] + f, p + [rev_loop]
+
+
+def _grown(tape: str, last: gast.expr, line: int | None) -> gast.If:
+    """``tape`` grown (doubled) if index ``last`` is past its end."""
+    full = gast.Compare(left=last, ops=[gast.GtE()],
+                        comparators=[gast.parse(f"{tape}.shape[0]", mode="eval").body])
+    return gast.If(test=full, body=[assign(tape, call("rt.grow", load(tape), copy.deepcopy(last)),
+                                           line)], orelse=[])
 
 
 def preallocation(cx: Context, s: gast.For | gast.While, where: Where,

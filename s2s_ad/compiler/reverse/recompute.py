@@ -75,7 +75,7 @@ def plan(cx: Context, s: gast.For | gast.While, info: Loop) -> None:
     only those the pullback asks for, through :func:`lookup`, are)."""
     counts = Counter(n.id for n in gast.walk(gast.Module(body=s.body, type_ignores=[]))
                      if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store))
-    if isinstance(s, gast.For) and _range_loop(s) and counts[s.target.id] == 0:
+    if isinstance(s, gast.For) and range_loop(s) and counts[s.target.id] == 0:
         info.recompute[s.target.id] = None  # the loop variable, never rebound in the body
     read = {n.id for n in gast.walk(s.iter) if isinstance(n, gast.Name)} \
         if isinstance(s, gast.For) else set()
@@ -219,7 +219,8 @@ def _atoms(value: gast.expr) -> list[gast.expr]:
     return [value] if isinstance(value, gast.Name) else []
 
 
-def _range_loop(s: gast.For) -> bool:
+def range_loop(s: gast.For) -> bool:
+    """``for name in range(atoms)``."""
     it = s.iter
     return isinstance(s.target, gast.Name) and isinstance(it, gast.Call) \
         and get_anno(it, "callee") is range and not it.keywords \
