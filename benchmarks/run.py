@@ -623,6 +623,22 @@ def report(problems, array_problems, sizes, tools, versions, skipped, results: R
     return "\n".join(lines) + "\n"
 
 
+README_START, README_END = "<!-- results: start -->", "<!-- results: end -->"
+
+
+def update_readme(readme: Path, results: str) -> None:
+    """Put ``results`` (without its title line) between the README's markers."""
+    text = readme.read_text()
+    if README_START not in text or README_END not in text:
+        print(f"{readme}: no {README_START} / {README_END} markers; not updated")
+        return
+    body = results.split("\n", 1)[1].strip()
+    head, rest = text.split(README_START, 1)
+    tail = rest.split(README_END, 1)[1]
+    readme.write_text(f"{head}{README_START}\n{body}\n{README_END}{tail}")
+    print(f"tables copied into {readme}")
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--sizes", type=int, nargs="+", default=[10, 1_000, 100_000])
@@ -675,6 +691,8 @@ def main(argv: list[str] | None = None) -> int:
     args.output.write_text(text)
     print("\n" + text)
     print(f"written to {args.output}")
+    if argv is None and len(sys.argv) == 1:  # the full run: the README shows its tables
+        update_readme(HERE / "README.md", text)
     bad = [c for c in results.cells.values() if c.error is not None and c.error > GRAD_RTOL]
     return 1 if bad or results.problems_found else 0
 
