@@ -93,9 +93,37 @@ def rosenbrock_chain_grad_by_hand(p, q, n):
     return d_p + d_x, d_q
 
 
+@numba.njit(cache=False)
+def smooth_energy_grad_by_hand(x, lam):
+    """d2 recomputed in the reverse loop; three scatters per step."""
+    n = x.shape[0]
+    d_x = np.zeros(n)
+    d_lam = 0.0
+    for i in range(n - 2, 0, -1):
+        d2 = x[i - 1] - 2.0 * x[i] + x[i + 1]
+        g = 2.0 * lam * d2
+        d_lam += d2 * d2
+        d_x[i] += 2.0 * (x[i] - 1.0) - 2.0 * g
+        d_x[i - 1] += g
+        d_x[i + 1] += g
+    return d_x, d_lam
+
+
+@numba.njit(cache=False)
+def rosenbrock_index_grad_by_hand(x):
+    d_x = np.zeros(x.shape[0])
+    for i in range(x.shape[0] - 2, -1, -1):
+        r = x[i + 1] - x[i] * x[i]
+        d_x[i + 1] += 200.0 * r
+        d_x[i] += -400.0 * r * x[i] - 2.0 * (1.0 - x[i])
+    return d_x
+
+
 def make_hand_numba() -> dict[str, Callable]:
     return {"oscillator": oscillator_grad_by_hand,
-            "rosenbrock_chain": rosenbrock_chain_grad_by_hand}
+            "rosenbrock_chain": rosenbrock_chain_grad_by_hand,
+            "smooth_energy": smooth_energy_grad_by_hand,
+            "rosenbrock_index": rosenbrock_index_grad_by_hand}
 
 
 # --------------------------------------------------------------------------------------

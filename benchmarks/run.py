@@ -46,7 +46,7 @@ KERNEL = "s2s_ad-kernel"
 TOOL_ORDER = ["primal-python", "primal-numba", REFERENCE, KERNEL, "s2s_ad-python", "hand-numba",
               "jax", "torch", "autograd"]
 ARRAY_TOOL_ORDER = ["primal-python", "primal-numba", "s2s_ad-primal", REFERENCE, KERNEL,
-                    "s2s_ad-python", "jax", "torch", "autograd"]
+                    "s2s_ad-python", "hand-numba", "jax", "torch", "autograd"]
 TOOL_TITLES = {
     "primal-python": "primal, Python (no gradient)",
     "s2s_ad-primal": "s2s_ad's primal, Numba (no gradient)",
@@ -397,7 +397,7 @@ def run_array_problem(p, tools, results: Results, args) -> None:
             continue
         try:
             out, t_first = timed_call(fn, call_args)
-            if tool in ("primal-numba", "s2s_ad-primal", "jax"):   # first call compiled
+            if tool in ("primal-numba", "s2s_ad-primal", "jax", "hand-numba"):  # compiled
                 out, t_warm = timed_call(fn, call_args)
                 if tool == "jax":
                     results.compile_jax[p.name] = t_first - t_warm
