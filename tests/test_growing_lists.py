@@ -246,3 +246,20 @@ def test_other_uses_of_a_list_are_refused_at_their_line(f, line, message):
     first = inspect.getsourcelines(f)[1]
     with pytest.raises(ad.NonDifferentiableError, match=f":{first + line}:.*{message}"):
         ad.gradient(f)(1.5)
+
+
+def sum_of_arrays_read_while_empty(y, start):
+    # fuzzer seed 11, program 15: np.sum of a list of arrays before anything is
+    # appended (compiled, rt.list_array read the first item of an empty list)
+    rows = []
+    before = np.sum(rows)
+    k = 0
+    while k < 2:
+        k += 1
+        if start <= 1.0:
+            rows.append(np.tanh(y * y + k * 0.5))
+    return before + np.sum(np.array(rows)) * start
+
+
+def test_an_empty_list_of_arrays_as_an_array():
+    check_grads(sum_of_arrays_read_while_empty, np.array([-0.89, 0.46, 0.35]), 0.5)

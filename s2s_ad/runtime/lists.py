@@ -105,7 +105,12 @@ def _cotangent_list_numba(like):
 def _list_array_numba(items):
     item = items.item_type
     if isinstance(item, types.Array):
+        empty_shape = (0,) * (item.ndim + 1)  # no item to take a shape from
+        item_dtype = as_dtype(item.dtype)
+
         def stacked(items):
+            if len(items) == 0:
+                return np.empty(empty_shape, dtype=item_dtype)
             first = items[0]
             out = np.empty((len(items),) + first.shape, dtype=first.dtype)
             for k in range(len(items)):
