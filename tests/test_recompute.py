@@ -203,3 +203,17 @@ def test_the_stencil_keeps_one_tape():
     df = ad.differentiable(stencil, jit=False)
     ad.value_with_pullback(df, np.ones(100), 0.5)
     assert list(df.last.generated.tapes.values()) == ["preallocated"]
+
+
+def writes_an_inactive_array_in_a_branch(x):
+    # fuzzer seed 11, program 318: nothing to restore and nothing to differentiate
+    # left the branch's adjoint with only its comment (an empty block)
+    acc = np.ones(3) * 2.0
+    if x > 0.0:
+        acc[1] = 5.0
+    return x * x + acc[0] + acc[1]
+
+
+def test_a_branch_whose_only_write_needs_no_adjoint():
+    check_grads(writes_an_inactive_array_in_a_branch, 0.5)
+    check_grads(writes_an_inactive_array_in_a_branch, -0.5)

@@ -111,10 +111,10 @@ def write_item(cx: Context, s: gast.Assign, where: Where) -> tuple[list, list]:
     if name not in cx.norm.params and read_by_items_only(cx, name):
         # the pullback never reads the array's values (item reads are saved where
         # they happen), so nothing is saved to restore it
-        rev = [cx.header()] + pops
+        rev = list(pops)
         if cx.activity.active(name):
             rev += item_adjoint(cx, name, index, s.value, where, fwd, item_kind, target.slice)
-        return fwd + [s], rev
+        return fwd + [s], [cx.header()] + rev if rev else []
     cx.written.append(name) if name not in cx.written else None
     cx.residual(name, cx.kinds.get(name))
     old = cx.namer.fresh(f"{name}_overwritten")
