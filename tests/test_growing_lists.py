@@ -263,3 +263,21 @@ def sum_of_arrays_read_while_empty(y, start):
 
 def test_an_empty_list_of_arrays_as_an_array():
     check_grads(sum_of_arrays_read_while_empty, np.array([-0.89, 0.46, 0.35]), 0.5)
+
+
+def extends_with_its_own_last_item(y):
+    # fuzzer seed 11, program 237: Python builds the tuple before extending, so
+    # rows[-1] is the item before the extension (the generated code appended the
+    # first elements before reading it, and the primal itself was wrong)
+    rows = [np.sin(y), y * y - 2.0]
+    for _ in range(2):
+        rows.extend((np.tanh(y), np.tanh(rows[-1])))
+    return np.sum(rows[-1] * rows[3]) + np.sum(rows[5])
+
+
+def test_an_extension_that_reads_the_list_sees_it_before_the_extension():
+    y = np.array([-1.18, -0.63, 0.89])
+    for jit in (False, True):
+        assert ad.differentiable(extends_with_its_own_last_item, jit=jit)(y) == pytest.approx(
+            extends_with_its_own_last_item(y), rel=1e-14)
+    check_grads(extends_with_its_own_last_item, y)

@@ -120,7 +120,13 @@ class ListNormalizer(ExpressionNormalizer):
         if method == "append":
             self.append_to(name, item, s)
         elif isinstance(item, gast.Tuple | gast.List):
-            for e in item.elts:
+            elts = list(item.elts)
+            if any(isinstance(n, gast.Name) and n.id == name
+                   for e in elts[1:] for n in gast.walk(e)):
+                # Python builds the whole display before extending: an element that
+                # reads the list must see it as it was (x.extend((a, x[-1])))
+                elts = [self.evaluated(e, s) for e in elts]
+            for e in elts:
                 self.append_to(name, e, s)
         else:
             value = self.namer.fresh("item")
@@ -132,6 +138,15 @@ class ListNormalizer(ExpressionNormalizer):
                             type_comment=None)
             _locate(loop, s)
             self.stmt(loop)
+
+    def evaluated(self, value: gast.expr, s: gast.stmt) -> gast.Name:
+        """A new variable holding ``value``, assigned now."""
+        name = self.namer.fresh("item")
+        self.locals.add(name)
+        node = gast.Assign(targets=[store(name)], value=value, type_comment=None)
+        _locate(node, s)
+        self.stmt(node)
+        return load(name)
 
     def is_list_method(self, call: gast.expr) -> bool:
         return isinstance(call, gast.Call) and isinstance(call.func, gast.Attribute) \
