@@ -307,7 +307,7 @@ def differentiable(fn: Callable | None = None, *, wrt: Iterable[str] | None = No
     return DifferentiableFunction(fn, wrt=wrt, jit=jit)
 
 
-def _grads(df: DifferentiableFunction, t: Transform, raw: tuple, args: tuple) -> Any:
+def _grads(t: Transform, raw: tuple, args: tuple) -> Any:
     positions = t.wrt_positions
     if len(positions) == 1:
         return _cast_like(raw[0], args[positions[0]])
@@ -386,7 +386,7 @@ def value_and_gradient(f: Callable, wrt: Wrt = None) -> Callable:
             _scalar_result(t)
             _check_integers(df, t, args)
         value, raw = _running(t, fused, *args, *global_values)
-        return value, _grads(df, t, raw, args)
+        return value, _grads(t, raw, args)
 
     return value_and_gradient_of
 
@@ -432,7 +432,7 @@ def value_with_pullback(f: Callable, *args: Any, wrt: Wrt = None,
         if not compiled:
             with _compiling:
                 compiled.append(df.callable_for(t, t.generated.pullback.name, pair))
-        return _grads(df, t, _running(t, compiled[0], *pair), args)
+        return _grads(t, _running(t, compiled[0], *pair), args)
 
     return value, pullback_of
 
