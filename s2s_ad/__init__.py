@@ -27,6 +27,7 @@ from .errors import (
 )
 from .introspect import Diagnostic, Explanation, diagnose, explain, source
 from .markers import derivative, with_derivative, without_derivative
+from .structures import move, no_derivative, zero_tangent
 
 __all__ = [
     "ArgumentError",
@@ -43,10 +44,13 @@ __all__ = [
     "differentiable",
     "explain",
     "gradient",
+    "move",
+    "no_derivative",
     "pullback",
     "source",
     "value_and_gradient",
     "value_with_pullback",
     "with_derivative",
     "without_derivative",
+    "zero_tangent",
 ]

@@ -24,6 +24,14 @@ from typing import Any
 import gast
 
 from s2s_ad.compiler.primitives import classify
+from s2s_ad.compiler.structure_access import (
+    MARKERS,
+    argument_kind,
+    builds_structure,
+    constructed,
+    field_kind,
+)
+from s2s_ad.compiler.syntax.annotations import get_anno
 from s2s_ad.kinds import (  # noqa: F401  (re-exported for the stages)
     NUMERIC,
     ArrayKind,
@@ -55,6 +63,9 @@ class _Kinds:
         return "unknown"
 
     def op(self, op: gast.expr) -> Kind | None:
+        structure = self.structure_op(op)
+        if structure is not _NOT_STRUCTURAL:
+            return structure
         prim = classify(op)
         kinds = [self.atom(a) for a in prim.operands]
         if prim.what == "copy":
@@ -98,6 +109,31 @@ class _Kinds:
             return self.rule_kind(prim, kinds, op)
         return "unknown"
 
+    def structure_op(self, op: gast.expr) -> Any:
+        """The kind of an operation on structures (see structure_access), None while
+        not known, or ``_NOT_STRUCTURAL``."""
+        if isinstance(op, gast.Attribute):
+            return field_kind(self.atom(op.value), op.attr)
+        if isinstance(op, gast.Subscript) and isinstance(op.slice, gast.Constant) and \
+                isinstance(op.slice.value, str):
+            return field_kind(self.atom(op.value), op.slice.value)
+        if isinstance(op, gast.Tuple) and get_anno(op, "structure") is not None:
+            kinds = [self.atom(a) for a in op.elts]
+            return None if None in kinds else get_anno(op, "structure").with_items(kinds)
+        if not isinstance(op, gast.Call):
+            return _NOT_STRUCTURAL
+        callee = get_anno(op, "callee")
+        if any(callee is m for m in MARKERS):
+            return None  # lowered to a direct call once the object's kind is known
+        if not builds_structure(callee):
+            return _NOT_STRUCTURAL
+        atoms = list(op.args) + [k.value for k in op.keywords]
+        try:
+            return constructed(callee, [argument_kind(self.atom(a), a) for a in atoms],
+                               [k.arg for k in op.keywords])
+        except ValueError:
+            return "unknown"  # lowering reports it at its line
+
     def rule_kind(self, prim, kinds: list, op: gast.expr) -> Kind | None:
         kind = prim.rule.kind
         if callable(kind):
@@ -135,6 +171,9 @@ class _Kinds:
                 changed |= self.stmts(s.body)
                 changed |= self.stmts(getattr(s, "orelse", []))
         return changed
+
+
+_NOT_STRUCTURAL = object()
 
 
 def tuple_item_kind(base: tuple, index: gast.expr) -> Kind:
