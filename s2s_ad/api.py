@@ -27,7 +27,7 @@ from .compiler.pipeline import Transform
 from .compiler.transforms import parsed_function, transform
 from .errors import ArgumentError, IntegerArgumentWarning, JitError, NonDifferentiableError
 from .kinds import StructKind, carries_derivative, is_structure, kind_of_value
-from .markers import custom_derivative
+from .markers import RecomputedFunction, custom_derivative, source_function
 from .structures import has_structure, leaves, rebuild
 from .tracebacks import add_location_note
 
@@ -114,6 +114,8 @@ class DifferentiableFunction:
                  jit: JitOption = "auto"):
         if isinstance(fn, DifferentiableFunction):
             fn = fn.fn
+        if isinstance(fn, RecomputedFunction):  # at the top level there is nothing to keep
+            fn = fn.fn
         if jit not in ("auto", True, False):
             raise ValueError(f"jit must be 'auto', True or False, not {jit!r}")
         self.fn = fn
@@ -126,7 +128,7 @@ class DifferentiableFunction:
         self.error: NonDifferentiableError | None = None
         self._arity = -1
         try:
-            parsed = parsed_function(fn)
+            parsed = parsed_function(source_function(fn))
         except NonDifferentiableError as exc:
             if not _defer_errors:
                 raise
@@ -168,7 +170,7 @@ class DifferentiableFunction:
         """
         if not kwargs and len(args) == self._arity:
             return args, _NONE_DEFAULTED
-        params = parsed_function(self.fn).params
+        params = parsed_function(source_function(self.fn)).params
         try:
             bound = inspect.signature(self.fn).bind(*args, **kwargs)
         except TypeError as exc:
@@ -180,7 +182,7 @@ class DifferentiableFunction:
 
     # -- preparation and running ------------------------------------------------------
     def wrt_positions(self, args: tuple, defaulted: frozenset[int] = frozenset()) -> list[int]:
-        params = parsed_function(self.fn).params
+        params = parsed_function(source_function(self.fn)).params
         if len(args) != len(params):
             raise TypeError(f"{self.__name__}() takes {len(params)} arguments but "
                             f"{len(args)} were given")
@@ -209,7 +211,7 @@ class DifferentiableFunction:
             else "np.float64"
         target = self.fn
         if custom_derivative(self.fn) is not None:
-            target = calling_wrapper(self.fn, parsed_function(self.fn))
+            target = calling_wrapper(self.fn, parsed_function(source_function(self.fn)))
         t = transform(target, kinds, positions, dtype)
         t.structured = any(map(_holds_structure_kind, kinds))
         t.structured_result = _holds_structure_kind(t.result_kind)

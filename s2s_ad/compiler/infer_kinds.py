@@ -23,6 +23,7 @@ from typing import Any
 
 import gast
 
+from s2s_ad.compiler.custom import split_of
 from s2s_ad.compiler.primitives import classify
 from s2s_ad.compiler.structure_access import (
     MARKERS,
@@ -32,6 +33,7 @@ from s2s_ad.compiler.structure_access import (
     field_kind,
 )
 from s2s_ad.compiler.syntax.annotations import get_anno
+from s2s_ad.errors import NonDifferentiableError
 from s2s_ad.kinds import (  # noqa: F401  (re-exported for the stages)
     NUMERIC,
     ArrayKind,
@@ -96,7 +98,7 @@ class _Kinds:
                 return None
             if isinstance(prim.callee, types.FunctionType):
                 return self.callee_kind(prim.callee, kinds, op)
-            return foreign_kind(prim.callee)
+            return self.derivative_value_kind(prim, kinds, op)
         if prim.what == "unknown":
             return foreign_kind(prim.callee)
         if prim.what == "rule" and isinstance(op, gast.BinOp) and isinstance(op.op, gast.Add) \
@@ -108,6 +110,18 @@ class _Kinds:
         if prim.what == "rule":
             return self.rule_kind(prim, kinds, op)
         return "unknown"
+
+    def derivative_value_kind(self, prim, kinds: list, op: gast.expr) -> Kind:
+        """The value kind of a function known only by its registered derivative (a C
+        function's ``restype``, or the value its split forward part returns)."""
+        split = split_of(prim.custom)
+        if split is None:
+            return foreign_kind(prim.callee)
+        try:
+            pair = self.callee_kind(split[0], kinds, op)
+        except NonDifferentiableError:
+            return foreign_kind(prim.callee)
+        return pair[0] if isinstance(pair, tuple) and len(pair) == 2 else "unknown"
 
     def structure_op(self, op: gast.expr) -> Any:
         """The kind of an operation on structures (see structure_access), None while
