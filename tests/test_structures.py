@@ -175,3 +175,43 @@ def test_reading_a_missing_field_is_located():
     with pytest.raises(ad.NonDifferentiableError, match="Point has no field 'z'") as info:
         ad.gradient(bad)(Point(1.0, 2.0))
     assert info.value.location.lineno == bad.__code__.co_firstlineno + 1
+
+
+@dataclass
+class Box:
+    size: float
+    T: float
+    shape: np.ndarray
+
+    def sum(self):
+        return self.size + self.T + np.sum(self.shape)
+
+    def copy(self):
+        return Box(self.size * 2.0, self.T, self.shape)
+
+
+def test_fields_and_methods_named_like_array_attributes_are_the_structures():
+    def f(box):
+        twin = box.copy()
+        return box.size * box.T + twin.sum() + box.shape.sum() + np.sum(box.shape.T)
+
+    box = Box(2.0, 3.0, np.arange(3.0))
+    assert f(box) == ad.value_and_gradient(f)(box)[0] == 22.0
+    # d/dsize = T + 2, d/dT = size + 1, d/dshape = 1 (twin.sum) + 1 + 1
+    assert ad.gradient(f)(box).size == 5.0 and ad.gradient(f)(box).T == 3.0
+    check_grads(f, box)
+
+
+@dataclass
+class Tape:
+    residuals: float
+    d_value: np.ndarray
+    result: float = ad.no_derivative(default=0.5)
+
+
+def test_names_the_generated_code_uses_are_the_users_own():
+    def pullback(residuals, d_value):
+        tape = Tape(residuals.residuals * d_value, residuals.d_value)
+        return np.sum(tape.d_value * tape.residuals) + tape.result * residuals.result
+
+    check_grads(pullback, Tape(1.5, np.arange(1.0, 4.0)), 0.7)

@@ -39,6 +39,7 @@ from s2s_ad.kinds import (  # noqa: F401  (re-exported for the stages)
     ArrayKind,
     Kind,
     ListKind,
+    StructKind,
     broadcast,
     carries_derivative,
     compared,
@@ -139,6 +140,11 @@ class _Kinds:
         callee = get_anno(op, "callee")
         if any(callee is m for m in MARKERS):
             return None  # lowered to a direct call once the object's kind is known
+        if op.args and isinstance(self.atom(op.args[0]), StructKind):
+            if get_anno(op, "attribute") is not None:  # p.size of a structure: a field
+                return field_kind(self.atom(op.args[0]), get_anno(op, "attribute"))
+            if get_anno(op, "method") is not None:
+                return None
         if not builds_structure(callee):
             return _NOT_STRUCTURAL
         atoms = list(op.args) + [k.value for k in op.keywords]

@@ -118,14 +118,21 @@ def constructed(callee: Any, kinds: list, keywords: list[str]) -> StructKind | N
     if layout is None:
         return None
     template, sources = layout
-    return template.with_items(kinds[s] if isinstance(s, int) else s[1] for s in sources)
+    return template.with_items(_source_kind(s, kinds) for s in sources)
+
+
+def _source_kind(source: Any, kinds: list) -> Kind | None:
+    if isinstance(source, int):
+        return kinds[source]
+    return kind_of_value(source[1]) if source[0] == "constant" else source[1]
 
 
 def construction_layout(callee: Any, kinds: list, keywords: list[str]
                         ) -> tuple[StructKind, list] | None:
     """For a call building a structure: its kind (items to be filled) and, per dynamic
-    field, where the value comes from: an argument position, or ``("field", kind, i)``,
-    item ``i`` of the structure given to ``dataclasses.replace``."""
+    field, where the value comes from: an argument position, ``("field", kind, i)``,
+    item ``i`` of the structure given to ``dataclasses.replace``, or ``("constant",
+    value)``, a number the field defaults to."""
     if None in kinds:
         return None
     if callee is dataclasses.replace:
@@ -182,11 +189,14 @@ def _layout(cls: type, params: list, kinds: list, keywords: list[str]):
             sources.append(given[p.name])
         else:
             default = _default(cls, p)
-            if is_dynamic(default):
-                raise ValueError(f"{cls.__name__}(): pass '{p.name}' (a default that is a "
-                                 "number or an array is not supported here)")
-            statics.append((p.name, default))
-            continue
+            if not is_dynamic(default):
+                statics.append((p.name, default))
+                continue
+            if not isinstance(default, bool | int | float):
+                raise ValueError(f"{cls.__name__}(): pass '{p.name}' (a default that is an "
+                                 "array or a structure is not supported here)")
+            fields.append(p.name)
+            sources.append(("constant", default))
         if p.metadata.get(NO_DERIVATIVE):
             cut.append(p.name)
     return StructKind((), cls, fields, statics, cut, names), sources
@@ -245,6 +255,11 @@ class _Lowering:
         if isinstance(value, gast.Subscript) and isinstance(value.slice, gast.Constant) \
                 and isinstance(value.slice.value, str):
             return self.field_read(s, target, value, value.slice.value)
+        if isinstance(value, gast.Call) and get_anno(value, "attribute") is not None and \
+                isinstance(self.kind(value.args[0]), StructKind):  # p.T, p.size: its fields
+            read = gast.Attribute(value=value.args[0], attr=get_anno(value, "attribute"),
+                                  ctx=gast.Load())
+            return self.field_read(s, target, gast.copy_location(read, value))
         if isinstance(value, gast.Call):
             *before, new = self.call(s, value)
             return [copy_annos(s, b) for b in before] + [self.rebind(s, new)]
@@ -298,6 +313,10 @@ class _Lowering:
     def call(self, s: gast.stmt, value: gast.Call) -> list:
         callee = get_anno(value, "callee")
         args = list(value.args)
+        if get_anno(value, "method") is not None and args and \
+                isinstance(self.kind(args[0]), StructKind):  # p.copy(), p.sum(): its methods
+            callee = call_method
+            args = [args[0], const(get_anno(value, "method")), *args[1:]]
         for a in args:
             if isinstance(a, gast.Name) and a.id in self.statics and callee not in MARKERS:
                 if not (callee is dataclasses.replace or isinstance(callee, type)
@@ -408,6 +427,9 @@ class _Lowering:
         for src in sources:
             if isinstance(src, int):
                 items.append(atoms[src])
+                continue
+            if src[0] == "constant":
+                items.append(const(src[1]))
                 continue
             name = self.namer.fresh(f"{atoms[0].id}_{template.fields[src[2]]}")
             self.fresh.add(name)

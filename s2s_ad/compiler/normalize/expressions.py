@@ -140,6 +140,7 @@ class ExpressionNormalizer:
         target = ARRAY_ATTRIBUTES[node.attr]
         call = gast.Call(func=node, args=[self.atom(node.value)], keywords=[])
         set_anno(call, "callee", target)
+        set_anno(call, "attribute", node.attr)  # a structure's field, if that is what it is
         gast.copy_location(call, node)
         stem = f"{atom_word(call.args[0])}_{'T' if node.attr == 'T' else node.attr}"
         return self.temp(call, stem, node)
@@ -328,7 +329,9 @@ class ExpressionNormalizer:
 
     def call(self, node: gast.Call) -> tuple[gast.expr, str]:
         func = node.func
+        method_name = None
         if isinstance(func, gast.Attribute) and self._is_array_value(func.value):
+            method_name = func.attr
             target, args, keywords = self.method(node)
             method_call = gast.Call(func=func, args=args, keywords=keywords)
             gast.copy_location(method_call, node)
@@ -357,6 +360,8 @@ class ExpressionNormalizer:
             args = [acc, args[-1]]
         call = gast.Call(func=func, args=args, keywords=keywords)
         set_anno(call, "callee", target)
+        if method_name is not None and target is not call_method:
+            set_anno(call, "method", method_name)  # a structure's method, if it is one
         name = getattr(target, "__name__", "call")
         stem = f"{name}_{atom_word(args[0])}" if len(args) == 1 else name
         if target is call_method:
