@@ -81,7 +81,7 @@ def _cast_like(grad: Any, arg: Any) -> Any:
     """The cotangent ``grad`` in the type (and dtype) of the argument ``arg``."""
     cls = type(arg)
     if cls is not tuple and is_structure(arg):
-        return rebuild(kind_of_value(arg), grad, like=arg, cast=_cast_like)
+        return rebuild(kind_of_value(arg), grad, like=arg, cast=_cast_field)
     if cls is float:
         return grad if type(grad) is float else float(grad)
     if cls is np.ndarray:
@@ -98,6 +98,13 @@ def _cast_like(grad: Any, arg: Any) -> Any:
     if isinstance(arg, float):
         return float(grad)
     return grad
+
+
+def _cast_field(grad: Any, arg: Any) -> Any:
+    """A structure's field cotangent: an int or bool field's is a zero of its type."""
+    if isinstance(arg, int | np.integer | np.bool_):
+        return type(arg)(0)
+    return _cast_like(grad, arg)
 
 
 class DifferentiableFunction:
