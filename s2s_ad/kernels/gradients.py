@@ -141,7 +141,9 @@ def custom_grad(f: Callable) -> CustomGradFunction:
     ``f(*inputs, save)`` calls ``save(...)`` with the values the gradient needs
     and returns ``(value, grad_fn)``; ``grad_fn(dy, saved)`` returns the input
     cotangents (just the cotangent for one input), ``saved`` being the tuple of
-    saved values.  Differentiated code calls ``grad_fn`` in Python.
+    saved values.  Differentiated code calls ``grad_fn`` in Python, and takes the
+    value to be of the kind of the first input (a float for a float, an array
+    of the same rank for an array).
 
     >>> import math, s2s_ad as ad
     >>> @custom_grad
@@ -153,5 +155,10 @@ def custom_grad(f: Callable) -> CustomGradFunction:
     2.0
     """
     wrapped = CustomGradFunction(f)
-    derivative(of=wrapped)(wrapped.vjp)
+
+    def vjp(*inputs: Any) -> tuple[Any, Callable]:
+        return wrapped.vjp(*inputs)
+
+    vjp.__name__ = f"{wrapped.__name__}_custom_grad"  # what explain names
+    derivative(of=wrapped)(vjp)
     return wrapped

@@ -212,6 +212,16 @@ class KernelOp:
         return fingerprint(_kernels.get((self.name, "numba")))
 
 
+_ops: dict[str, KernelOp] = {}
+
+
+def kernel_op(name: str) -> KernelOp:
+    """The :class:`KernelOp` of kernel ``name`` (one object per name)."""
+    if name not in _ops:
+        _ops[name] = KernelOp(name)
+    return _ops[name]
+
+
 def fingerprint(fn: Any) -> str:
     """Six hex digits identifying ``fn`` by module, qualified name and source."""
     if fn is None:

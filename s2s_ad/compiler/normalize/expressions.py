@@ -352,7 +352,7 @@ class ExpressionNormalizer:
         """Atoms for the arguments; keywords of Python functions bound to positions."""
         fn = target.parsed if isinstance(target, LocalFunction) else target
         if isinstance(target, LocalFunction) or (
-                isinstance(fn, types.FunctionType) and node.keywords):
+                isinstance(fn, types.FunctionType) and (node.keywords or fn.__defaults__)):
             params = fn.params if isinstance(target, LocalFunction) else list(
                 inspect.signature(fn).parameters)
             defaults = fn.defaults if isinstance(target, LocalFunction) else {
