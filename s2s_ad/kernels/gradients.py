@@ -10,7 +10,7 @@ cotangent of each input (the cotangent itself when the kernel has one input)::
     >>> from s2s_ad.kernels.registry import register_kernel, unregister_kernel
     >>> register_kernel("cube", "numpy", lambda x: x ** 3)
     >>> register_gradient("cube", lambda dy, saved: 3.0 * saved[0] ** 2 * dy)
-    >>> gradient_of("cube").grad_fn(1.0, (np.float64(2.0),))
+    >>> gradient_of("cube").grad_fn(1.0, (2.0,))
     12.0
     >>> unregister_gradient("cube"); unregister_kernel("cube", "numpy")
 """

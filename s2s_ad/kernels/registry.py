@@ -6,7 +6,8 @@ kernel::
 
     >>> import numpy as np
     >>> register_kernel("twice", "numpy", lambda x: 2.0 * x)
-    >>> run_kernel("twice", np.ones(2))
+    >>> with backend("numpy"):
+    ...     run_kernel("twice", np.ones(2))
     array([2., 2.])
     >>> unregister_kernel("twice", "numpy")
 

@@ -20,6 +20,7 @@ import numpy as np
 
 from s2s_ad import runtime
 from s2s_ad.compiler.ir import GlobalRead, LocalFunction
+from s2s_ad.compiler.primitives import is_library
 from s2s_ad.compiler.syntax.annotations import get_anno, set_anno
 from s2s_ad.compiler.syntax.builders import assigned_names, const, load
 from s2s_ad.compiler.syntax.names import op_word
@@ -352,7 +353,7 @@ class ExpressionNormalizer:
         """Atoms for the arguments; keywords of Python functions bound to positions."""
         fn = target.parsed if isinstance(target, LocalFunction) else target
         if isinstance(target, LocalFunction) or (
-                isinstance(fn, types.FunctionType) and (node.keywords or fn.__defaults__)):
+                isinstance(fn, types.FunctionType) and (node.keywords or _omits_defaults(fn))):
             params = fn.params if isinstance(target, LocalFunction) else list(
                 inspect.signature(fn).parameters)
             defaults = fn.defaults if isinstance(target, LocalFunction) else {
@@ -379,3 +380,8 @@ class ExpressionNormalizer:
         args = [self.atom(a) for a in node.args]
         keywords = [gast.keyword(arg=k.arg, value=self.atom(k.value)) for k in node.keywords]
         return args, keywords
+
+
+def _omits_defaults(fn: types.FunctionType) -> bool:
+    """A user function with default values (a call may leave them out: bind them)."""
+    return bool(fn.__defaults__) and not is_library(fn)
