@@ -26,6 +26,7 @@ from .compiler.jit import signature_text
 from .compiler.pipeline import Transform
 from .compiler.transforms import parsed_function, transform
 from .errors import ArgumentError, IntegerArgumentWarning, JitError, NonDifferentiableError
+from .kernels.registry import registry_generation
 from .kinds import kind_of_value
 from .markers import custom_derivative
 from .tracebacks import add_location_note
@@ -222,7 +223,8 @@ class DifferentiableFunction:
         argument types this is a dictionary lookup and one read per global;
         Numba's dispatcher then picks the compiled code.
         """
-        key = (role, defaulted, *map(_type_key, args))
+        # a change of the kernel or gradient registries makes new code (see transforms)
+        key = (role, defaulted, registry_generation(), *map(_type_key, args))
         hit = self._entries.get(key)
         if hit is not None:
             if not hit[2]:  # reads no global variable

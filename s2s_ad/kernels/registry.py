@@ -103,8 +103,10 @@ def output_ndim(name: str) -> int | None:
 
 
 def list_kernels() -> dict[tuple[str, str], Callable]:
-    """Every registered kernel: ``{(name, backend): fn}``, sorted by name then backend."""
-    return {key: _kernels[key] for key in sorted(_kernels)}
+    """Every registered kernel: ``{(name, backend): fn}``, by name, then backends in
+    :data:`BACKENDS` order."""
+    return {key: _kernels[key]
+            for key in sorted(_kernels, key=lambda k: (k[0], BACKENDS.index(k[1])))}
 
 
 def get_backend() -> str:
