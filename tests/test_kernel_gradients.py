@@ -133,3 +133,25 @@ def test_bad_arguments_are_named():
         npk.softmax_cross_entropy(np.zeros((2, 3)), np.array([0, 3]))
     with pytest.raises(ValueError, match="softmax_cross_entropy: a label lies outside"):
         nb.softmax_cross_entropy(np.zeros((2, 3)), np.array([0, 3]))
+
+
+def loop_loss(x, w, n):
+    for _ in range(n):
+        x = np.tanh(conv2d(x, w, padding="same"))
+    return np.sum(max_pool2d(x, (2, 2), (1, 1), "same") * x)
+
+
+def branch_loss(x, w, deeper):
+    y = conv2d(x, w)
+    if deeper:
+        y = conv2d(y, w)
+    return np.sum(y * y)
+
+
+def test_kernels_in_loops_and_branches():
+    rng = np.random.default_rng(7)
+    x, w = rng.normal(size=(1, 4, 4, 2)), 0.5 * rng.normal(size=(3, 3, 2, 2))
+    check_grads(loop_loss, x, w, 3)
+    x = rng.normal(size=(1, 6, 6, 2))
+    check_grads(branch_loss, x, w, True)
+    check_grads(branch_loss, x, w, False)  # d_y of the unused call stays empty: skipped
