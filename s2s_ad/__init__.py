@@ -26,6 +26,19 @@ from .errors import (
     ZeroDerivativeWarning,
 )
 from .introspect import Diagnostic, Explanation, diagnose, explain, source
+from .kernels import (
+    backend,
+    custom_grad,
+    get_backend,
+    list_gradients,
+    list_kernels,
+    register_gradient,
+    register_kernel,
+    run_kernel,
+    set_backend,
+    unregister_gradient,
+    unregister_kernel,
+)
 from .markers import (
     derivative,
     differentiable_function,
@@ -58,6 +71,17 @@ __all__ = [
     "source",
     "value_and_gradient",
     "value_with_pullback",
+    "backend",
+    "custom_grad",
+    "get_backend",
+    "list_gradients",
+    "list_kernels",
+    "register_gradient",
+    "register_kernel",
+    "run_kernel",
+    "set_backend",
+    "unregister_gradient",
+    "unregister_kernel",
     "with_derivative",
     "without_derivative",
     "zero_tangent",
