@@ -46,7 +46,7 @@ from .markers import (
     with_derivative,
     without_derivative,
 )
-from .structures import move, no_derivative, zero_tangent
+from .structures import map_leaves, move, no_derivative, zero_tangent
 
 __all__ = [
     "ArgumentError",
@@ -64,6 +64,7 @@ __all__ = [
     "differentiable_function",
     "explain",
     "gradient",
+    "map_leaves",
     "move",
     "no_derivative",
     "pullback",
