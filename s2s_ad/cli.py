@@ -415,24 +415,9 @@ def cmd_check(args: argparse.Namespace) -> int:
     return 1 if findings else 0
 
 
-def kernel_table() -> list[str]:
-    """One line per registered kernel: its name, its backends and its gradient."""
-    backends: dict[str, list[str]] = {}
-    for name, backend in ad.list_kernels():
-        backends.setdefault(name, []).append(backend)
-    gradients = ad.list_gradients()
-    rows = [("kernel", "backends", "gradient")]
-    for name, have in backends.items():
-        grad = gradients.get(name)
-        rows.append((name, ", ".join(have),
-                     getattr(grad.grad_fn, "__name__", repr(grad.grad_fn)) if grad else "-"))
-    widths = [max(len(row[i]) for row in rows) for i in range(2)]
-    return [f"{a:<{widths[0]}}  {b:<{widths[1]}}  {c}".rstrip() for a, b, c in rows]
-
-
 def cmd_kernels(args: argparse.Namespace) -> int:
     """Print the kernel registry."""
-    print("\n".join(kernel_table()))
+    print(ad.kernels.registry_table())
     return 0
 
 

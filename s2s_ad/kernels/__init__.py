@@ -17,6 +17,7 @@ from s2s_ad.kernels.gradients import (
     gradient_of,
     list_gradients,
     register_gradient,
+    registry_table,
     unregister_gradient,
 )
 from s2s_ad.kernels.ops import (
@@ -58,6 +59,7 @@ __all__ = [
     "max_pool2d",
     "register_gradient",
     "register_kernel",
+    "registry_table",
     "run_kernel",
     "set_backend",
     "softmax_cross_entropy",

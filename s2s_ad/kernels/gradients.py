@@ -22,7 +22,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from s2s_ad.kernels.registry import bump_generation, fingerprint
+from s2s_ad.kernels.registry import bump_generation, fingerprint, list_kernels
 from s2s_ad.markers import derivative
 
 
@@ -110,6 +110,24 @@ def gradient_of(name: str) -> Gradient | None:
 def list_gradients() -> dict[str, Gradient]:
     """Every registered gradient, by kernel name."""
     return dict(sorted(_gradients.items()))
+
+
+def registry_table() -> str:
+    """One line per registered kernel: its name, its backends and its gradient.
+
+    >>> print(registry_table().splitlines()[1])
+    conv2d                      numpy, numba  conv2d_grad
+    """
+    backends: dict[str, list[str]] = {}
+    for name, backend in list_kernels():
+        backends.setdefault(name, []).append(backend)
+    rows = [("kernel", "backends", "gradient")]
+    for name, have in backends.items():
+        grad = _gradients.get(name)
+        rows.append((name, ", ".join(have),
+                     getattr(grad.grad_fn, "__name__", repr(grad.grad_fn)) if grad else "-"))
+    widths = [max(len(row[i]) for row in rows) for i in range(2)]
+    return "\n".join(f"{a:<{widths[0]}}  {b:<{widths[1]}}  {c}".rstrip() for a, b, c in rows)
 
 
 class CustomGradFunction:

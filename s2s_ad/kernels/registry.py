@@ -226,13 +226,19 @@ def kernel_op(name: str) -> KernelOp:
 
 
 def fingerprint(fn: Any) -> str:
-    """Six hex digits identifying ``fn`` by module, qualified name and source."""
+    """Six hex digits identifying ``fn`` by module, qualified name and source: the
+    source of its whole module where there is one, so a change in a helper it calls
+    (which compiled code holds too) changes the fingerprint."""
     if fn is None:
         return "none"
     target = getattr(fn, "py_func", fn)
+    module = inspect.getmodule(target)
     try:
-        text = inspect.getsource(target)
+        text = inspect.getsource(module if module is not None else target)
     except (OSError, TypeError):
-        text = repr(target)
+        try:
+            text = inspect.getsource(target)
+        except (OSError, TypeError):
+            text = repr(target)
     ident = f"{getattr(target, '__module__', '')}.{getattr(target, '__qualname__', '')}"
     return hashlib.sha256(f"{ident}\n{text}".encode()).hexdigest()[:6]
