@@ -417,7 +417,7 @@ def cmd_check(args: argparse.Namespace) -> int:
 
 def cmd_kernels(args: argparse.Namespace) -> int:
     """Print the kernel registry."""
-    print(ad.kernels.registry_table())
+    print("\n".join(ad.kernels.kernel_table()))
     return 0
 
 

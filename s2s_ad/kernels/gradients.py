@@ -112,24 +112,6 @@ def list_gradients() -> dict[str, Gradient]:
     return dict(sorted(_gradients.items()))
 
 
-def registry_table() -> str:
-    """One line per registered kernel: its name, its backends and its gradient.
-
-    >>> print(registry_table().splitlines()[1])
-    conv2d                      numpy, numba  conv2d_grad
-    """
-    backends: dict[str, list[str]] = {}
-    for name, backend in list_kernels():
-        backends.setdefault(name, []).append(backend)
-    rows = [("kernel", "backends", "gradient")]
-    for name, have in backends.items():
-        grad = _gradients.get(name)
-        rows.append((name, ", ".join(have),
-                     getattr(grad.grad_fn, "__name__", repr(grad.grad_fn)) if grad else "-"))
-    widths = [max(len(row[i]) for row in rows) for i in range(2)]
-    return "\n".join(f"{a:<{widths[0]}}  {b:<{widths[1]}}  {c}".rstrip() for a, b, c in rows)
-
-
 class CustomGradFunction:
     """A function whose derivative is given by ``custom_grad`` (see there)."""
 
@@ -180,3 +162,18 @@ def custom_grad(f: Callable) -> CustomGradFunction:
     vjp.__name__ = f"{wrapped.__name__}_custom_grad"  # what explain names
     derivative(of=wrapped)(vjp)
     return wrapped
+
+
+def kernel_table() -> list[str]:
+    """One line per registered kernel: its name, its backends and its gradient."""
+    backends: dict[str, list[str]] = {}
+    for name, backend in list_kernels():
+        backends.setdefault(name, []).append(backend)
+    gradients = list_gradients()
+    rows = [("kernel", "backends", "gradient")]
+    for name, have in backends.items():
+        grad = gradients.get(name)
+        rows.append((name, ", ".join(have),
+                     getattr(grad.grad_fn, "__name__", repr(grad.grad_fn)) if grad else "-"))
+    widths = [max(len(row[i]) for row in rows) for i in range(2)]
+    return [f"{a:<{widths[0]}}  {b:<{widths[1]}}  {c}".rstrip() for a, b, c in rows]
