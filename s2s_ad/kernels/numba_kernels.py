@@ -1,4 +1,4 @@
-"""The Numba backend's built-in kernels and their gradient kernels: compiled loops.
+"""The Numba backend's built-in kernels and their gradient kernels: compiled loops, and BLAS.
 
 Each has the signature of its NumPy twin (same parameter names and defaults),
 so generated code compiled by Numba calls it with the same keywords.  The
