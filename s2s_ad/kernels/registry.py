@@ -55,7 +55,8 @@ def _check_backend(backend: str) -> str:
 def register_kernel(name: str, backend: str, fn: Callable, output_ndim: int | None = None) -> None:
     """Register ``fn`` as the ``backend`` implementation of kernel ``name``.
 
-    ``fn(*inputs, **attrs)`` returns the kernel's output.  ``output_ndim`` is the
+    ``fn(*inputs, **attrs)`` returns the kernel's output and must not change its
+    inputs (differentiated code keeps them for the gradient).  ``output_ndim`` is the
     number of dimensions of that output (0 for a number); ``None`` means "as
     the first input", which suits element-wise kernels.  The compiler needs it
     to know what a call returns before running it.
