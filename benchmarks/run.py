@@ -133,7 +133,7 @@ def build_tools(problems, array_problems, wanted: set[str]) -> tuple[dict, dict,
         S2S_NUMBA[p.name] = df
         tools["primal-python"][p.name] = p.fn
         if p.numba_primal:
-            tools["primal-numba"][p.name] = numba.njit(p.fn)
+            tools["primal-numba"][p.name] = njit_with_callees(p.fn)
         tools.setdefault("s2s_ad-primal", {})[p.name] = df
         tools[REFERENCE][p.name] = ad.gradient(df)
         tools[KERNEL][p.name] = _fused_kernel(df, p)
