@@ -109,6 +109,52 @@ def logistic_branches(r, w, n):
     return loss / n
 
 
+# --------------------------------------------------------------------------------------
+# A 30-line scalar function, for the cold-start figure only (run.py, cold_starts): a
+# projectile with quadratic drag and wind, integrated with Heun's method, bouncing off
+# the ground, with a loss on where it lands and how fast it arrives.
+# --------------------------------------------------------------------------------------
+
+
+def drag_acceleration(vx, vy, wind, drag):
+    rel = vx - wind
+    speed = math.sqrt(rel * rel + vy * vy)
+    return -drag * speed * rel, -9.81 - drag * speed * vy
+
+
+def projectile(angle, speed, drag, wind, n):
+    dt = 0.01
+    x = 0.0
+    y = 1.0
+    vx = speed * math.cos(angle)
+    vy = speed * math.sin(angle)
+    bounces = 0
+    for _ in range(n):
+        ax, ay = drag_acceleration(vx, vy, wind, drag)
+        px = x + dt * vx
+        py = y + dt * vy
+        pvx = vx + dt * ax
+        pvy = vy + dt * ay
+        bx, by = drag_acceleration(pvx, pvy, wind, drag)
+        x = x + 0.5 * dt * (vx + pvx)
+        y = y + 0.5 * dt * (vy + pvy)
+        vx = vx + 0.5 * dt * (ax + bx)
+        vy = vy + 0.5 * dt * (ay + by)
+        if y < 0.0:
+            y = -y
+            vy = -0.7 * vy
+            bounces += 1
+            if bounces > 3:
+                break
+        elif py > 50.0:
+            vy = vy - 0.1 * (py - 50.0)
+        if px > 40.0:
+            vx = -0.5 * vx
+    miss = x - 20.0
+    arrival = math.hypot(vx, vy)
+    return miss * miss + 0.01 * arrival * arrival + 0.1 * math.exp(-y)
+
+
 @dataclass(frozen=True)
 class Problem:
     """One benchmark problem: ``fn(*params, n)`` with ``params`` differentiated."""
