@@ -60,12 +60,19 @@ def test_a_loop_that_tapes_one_float_per_iteration_keeps_8_bytes_per_iteration(j
 
 
 def test_a_growable_tape_keeps_its_spare_room_which_the_pullback_does_not_read(jit):
-    """A while loop's tape doubles when full: after 9 iterations it has room for
-    more than 9 values, and the pullback reads 9 of them (8 bytes each)."""
+    """A while loop's tape starts with room for 8 values and grows by half when
+    full: after 9 iterations it has room for 12, and the pullback reads 9 of
+    them (8 bytes each, plus the same scalars as after 8 iterations)."""
     eight, nine = memory(sines_while, 0.5, 8, jit=jit), memory(sines_while, 0.5, 9, jit=jit)
+    assert eight.residual == eight.read
     assert nine.read - eight.read == 8
-    assert nine.residual > nine.read
-    assert nine.ratio > 1.5
+    assert nine.residual - eight.residual == 8 * (12 - 8)
+
+
+def test_growable_tapes_keep_at_most_half_again_what_the_pullback_reads(jit):
+    for m in (9, 13, 100, 1000, 1025):
+        kept = memory(sines_while, 0.5, m, jit=jit)
+        assert kept.ratio <= 1.5, (m, kept)
 
 
 def test_argument_arrays_kept_by_reference_are_reported_apart(jit):
