@@ -16,6 +16,7 @@ growable tape, a value saved but never read) is overhead.
 
 from __future__ import annotations
 
+import types
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
@@ -161,12 +162,62 @@ def _recording(value: Any, recorders: dict[int, _ReadRecorder], arguments: tuple
     return value
 
 
+# Functions that use only their arguments' shapes (by name; per module, the argument
+# positions used for their shape only, or None for all of them).
+_SHAPE_ONLY = {
+    "np": {"shape": None, "ndim": None, "size": None, "zeros_like": None,
+           "empty_like": None, "ones_like": None, "full_like": None},
+    "rt": {"unbroadcast": {1}},
+}
+
+
+class _CountingModule:
+    """A module whose functions mark the recorders passed to them as read (all their
+    items), except at the argument positions that give only a shape, and pass the
+    plain arrays on: ``np.asarray(recorder)`` would otherwise read it unseen."""
+
+    def __init__(self, module: Any, shape_only: dict[str, set[int] | None]) -> None:
+        self._module = module
+        self._shape_only = shape_only
+
+    def __getattr__(self, name: str) -> Any:
+        value = getattr(self._module, name)
+        if not callable(value) or isinstance(value, type | np.ufunc):
+            return value
+        skip = self._shape_only.get(name, set())
+
+        def counted(*args: Any, **kwargs: Any) -> Any:
+            plain = [_shape_of(a) if skip is None or i in skip else _plain(a)
+                     for i, a in enumerate(args)]
+            return value(*plain, **_plain_dict(kwargs))
+        return counted
+
+
+def _shape_of(value: Any) -> Any:
+    """``value`` as a plain array, without marking it read."""
+    return value.view(np.ndarray) if isinstance(value, _ReadRecorder) else value
+
+
+def _counting(pullback: Callable) -> Callable:
+    """``pullback`` with its ``np`` and ``rt`` replaced by counting modules."""
+    scope = dict(pullback.__globals__)
+    for name, shape_only in _SHAPE_ONLY.items():
+        if name in scope:
+            scope[name] = _CountingModule(scope[name], shape_only)
+    return types.FunctionType(pullback.__code__, scope, pullback.__name__,
+                              pullback.__defaults__, pullback.__closure__)
+
+
 def read_bytes(pullback: Callable, residuals: Any, cotangent: Any, arguments: tuple) -> int:
     """Run the Python ``pullback`` on ``residuals``; the bytes of the residual items it
-    reads at least once, scalars included (a pullback unpacks every scalar)."""
+    reads at least once, scalars included (a pullback unpacks every scalar).
+
+    Reads are seen where the pullback indexes an array, passes it to NumPy or to
+    the runtime (``rt``), or makes a view of it; a callee's pullback that gets an
+    array and converts it with ``np.asarray`` reads it unseen."""
     recorders: dict[int, _ReadRecorder] = {}
     recorded = _recording(residuals, recorders, arguments)
-    pullback(recorded, cotangent)
+    _counting(pullback)(recorded, cotangent)
     scalars = sum(_scalar_bytes(leaf) for leaf in _leaves(residuals)
                   if not isinstance(leaf, np.ndarray))
     return scalars + sum(int(np.count_nonzero(r._read)) * r.itemsize

@@ -121,6 +121,22 @@ def test_read_bytes_counts_each_item_read_once_and_every_item_of_a_whole_array_u
     assert read_bytes(pullback, residuals, 1.0, arguments=(whole,)) == 8 * 2 + 8
 
 
+def test_read_bytes_sees_conversions_and_ignores_uses_of_the_shape_alone():
+    """The generated pullback reaches NumPy through its module's ``np``: an
+    ``np.asarray`` of a kept array reads it, ``np.zeros_like`` does not."""
+    import types
+
+    kept, shaped = np.ones(6), np.ones(5)
+    scope = {"np": np}
+    exec("def pullback(residuals, d_value):\n"
+         "    kept, shaped = residuals\n"
+         "    return np.asarray(kept).T * d_value, np.zeros_like(shaped), np.shape(shaped)\n",
+         scope)
+    pullback = scope["pullback"]
+    assert isinstance(pullback, types.FunctionType)
+    assert read_bytes(pullback, (kept, shaped), 1.0, arguments=()) == 8 * 6
+
+
 def test_the_report_says_the_bytes_and_the_ratio():
     text = str(TapeMemory(residual=1600, arguments=800, read=800))
     assert text == ("tape: 1,600 bytes kept for the pullback (and 800 bytes of argument "
