@@ -163,11 +163,14 @@ def _recording(value: Any, recorders: dict[int, _ReadRecorder], arguments: tuple
 
 
 # Functions that use only their arguments' shapes (by name; per module, the argument
-# positions used for their shape only, or None for all of them).
+# positions used for their shape only, or None for all of them).  The VJPs of sum
+# and mean need only the shape of the reduced array.
 _SHAPE_ONLY = {
     "np": {"shape": None, "ndim": None, "size": None, "zeros_like": None,
            "empty_like": None, "ones_like": None, "full_like": None},
-    "rt": {"unbroadcast": {1}},
+    "rt": {"unbroadcast": {1}, "reshape_like": {1}, "einsum_like": {1},
+           **{f"{reduction}_vjp_{form}": {1} for reduction in ("sum", "mean")
+              for form in ("axis", "axis_keepdims", "all", "all_keepdims")}},
 }
 
 
