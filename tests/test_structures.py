@@ -239,3 +239,39 @@ def test_a_captured_structure_is_read_at_every_call():
     captured = Linear(2.0 * np.ones((3, 2)))  # x W = (6, 6) -> 2 * 2 * (6 + 6) = 48
     np.testing.assert_array_equal(ad.gradient(f)(inputs), [48.0, 48.0, 48.0])
     check_grads(f, inputs)
+
+
+# -- found by the structure fuzzer (tests/fuzz, round 4) ----------------------------------
+def test_an_array_field_no_cotangent_reaches_is_a_zero_array():
+    def f(pair, scale):  # pair.right gets no cotangent
+        return pair.left * scale
+
+    grad = ad.gradient(f)(Pair(1.5, np.ones(3)), 2.0)
+    assert grad == (Pair(2.0, grad[0].right), 1.5)
+    np.testing.assert_array_equal(grad[0].right, np.zeros(3))
+    check_grads(lambda t, s: t[0] * s, (1.0, np.ones(2)), 3.0)  # a tuple argument too
+
+
+@dataclass
+class Weights:
+    scale: float
+    w: np.ndarray
+
+    def energy(self, x):
+        return self.scale * x + np.sum(self.w)
+
+
+weights = Weights(1.0, np.array([1.0, 2.0]))
+
+
+def test_fields_and_methods_of_a_global_structure_are_read_at_every_call():
+    def f(x):
+        return weights.scale * x + np.sum(weights.w * x) + weights.energy(x)
+
+    global weights
+    df = ad.differentiable(f, jit=False)
+    assert df(2.0) == 2.0 + 6.0 + 5.0
+    weights = Weights(3.0, np.array([10.0, 20.0]))
+    assert df(2.0) == f(2.0) == 6.0 + 60.0 + 36.0
+    assert ad.gradient(df)(2.0) == 3.0 + 30.0 + 3.0
+    weights = Weights(1.0, np.array([1.0, 2.0]))
