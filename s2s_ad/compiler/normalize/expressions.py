@@ -123,14 +123,17 @@ class ExpressionNormalizer:
         return not isinstance(node, gast.Constant)
 
     def _is_array_value(self, node: gast.expr) -> bool:
-        """Whether ``node`` is a local value or a global array (whose methods,
-        ``W.copy()``, are read at call time like ``np.copy(W)``)."""
+        """Whether ``node`` is a local value, a global array (whose methods,
+        ``W.copy()``, are read at call time like ``np.copy(W)``) or a global
+        structure (whose fields and methods, ``G.w`` and ``G.norm()``, are read at
+        call time like a local structure's, never fixed when the code is made)."""
         if self._is_local_value(node):
             return True
         try:
-            return isinstance(self.resolve(node), np.ndarray)
+            value = self.resolve(node)
         except KeyError:
             return False
+        return isinstance(value, np.ndarray) or is_structure(value)
 
     def attribute(self, node: gast.Attribute) -> gast.expr:
         """``x.T``, ``x.shape``, ``x.size``, ``x.ndim`` of an array as calls; any other
