@@ -28,7 +28,7 @@ from .compiler.transforms import parsed_function, transform
 from .errors import ArgumentError, IntegerArgumentWarning, JitError, NonDifferentiableError
 from .kinds import StructKind, carries_derivative, is_structure, kind_of_value
 from .markers import RecomputedFunction, custom_derivative, source_function
-from .structures import has_structure, leaves, rebuild
+from .structures import has_structure, leaves, rebuild, without_cut
 from .tracebacks import add_location_note
 
 JitOption = bool | str
@@ -469,8 +469,8 @@ def value_with_pullback(f: Callable, *args: Any, wrt: Wrt = None,
         _check_cotangent(df, value, cotangent)
         if isinstance(cotangent, int | float | np.number):
             cotangent = float(cotangent)
-        elif t.structured_result:
-            cotangent = leaves(cotangent)
+        elif t.structured_result:  # nothing flows back through no_derivative fields
+            cotangent = without_cut(t.result_kind, leaves(cotangent))
         pair = (residuals, cotangent)
         if not compiled:
             with _compiling:

@@ -275,3 +275,15 @@ def test_fields_and_methods_of_a_global_structure_are_read_at_every_call():
     assert df(2.0) == f(2.0) == 6.0 + 60.0 + 36.0
     assert ad.gradient(df)(2.0) == 3.0 + 30.0 + 3.0
     weights = Weights(1.0, np.array([1.0, 2.0]))
+
+
+def test_nothing_flows_back_through_a_no_derivative_field_of_the_result():
+    def moved(p):
+        return Stack(p.first, p.second, temperature=np.sum(p.first.bias) * 3.0)
+
+    model = _stack()
+    _, pullback = ad.value_with_pullback(moved, model)
+    cotangent = ad.zero_tangent(model)
+    cotangent.temperature = 5.0  # a cotangent for a no_derivative field: ignored
+    np.testing.assert_array_equal(pullback(cotangent).first.bias, np.zeros(4))
+    check_grads(moved, model)
