@@ -287,3 +287,20 @@ def test_nothing_flows_back_through_a_no_derivative_field_of_the_result():
     cotangent.temperature = 5.0  # a cotangent for a no_derivative field: ignored
     np.testing.assert_array_equal(pullback(cotangent).first.bias, np.zeros(4))
     check_grads(moved, model)
+
+
+@dataclass
+class Spring:
+    k: float
+
+    def energy(self, x):
+        return 0.5 * self.k * x * x
+
+
+def energy(spring, x):  # named like the method it calls
+    return spring.energy(x) * x
+
+
+def test_a_method_named_like_the_function_calling_it():
+    assert ad.gradient(energy)(Spring(2.0), 3.0) == (Spring(13.5), 27.0)  # k x^3 / 2
+    check_grads(energy, Spring(2.0), 3.0)
