@@ -596,6 +596,8 @@ class StructGenerator:
             return self.array_expr(scope)
         if t == "fn":
             return ch.choice(ACTIVATIONS)
+        if t == "cut":  # a constant: a derivative through it would be cut (finite
+            return self.real()  # differences would see one)
         if t == "f64" and ch.boolean(0.3):
             return f"np.float64({self.bounded(scope)})"
         if ch.boolean(0.05):
@@ -687,7 +689,7 @@ class StructGenerator:
         """``spec`` built from ``s`` itself (contracting, so values stay bounded)."""
         parts = []
         for name, t in spec.fields:
-            if t in ("float", "f64", "cut"):
+            if t in ("float", "f64"):
                 parts.append(f"math.tanh({s}.{name} * 0.5 + {self.leaf(scope)})")
             elif t == "array":
                 parts.append(f"np.tanh({s}.{name} * 0.5) + {self.leaf(scope)}")
