@@ -304,3 +304,23 @@ def energy(spring, x):  # named like the method it calls
 def test_a_method_named_like_the_function_calling_it():
     assert ad.gradient(energy)(Spring(2.0), 3.0) == (Spring(13.5), 27.0)  # k x^3 / 2
     check_grads(energy, Spring(2.0), 3.0)
+
+
+@dataclass
+class Clock:
+    t: float
+
+    @property
+    def rt(self):  # named like the runtime module generated code calls
+        return self.t * 2.0
+
+    def np(self, x):
+        return self.t * x
+
+
+def test_methods_named_like_the_modules_generated_code_uses():
+    def f(clock, x):
+        ticks = clock.rt  # noqa: F841 - unused: a call made for its value only
+        return clock.np(x) * x
+
+    check_grads(f, Clock(1.5), 0.3)

@@ -72,7 +72,7 @@ class _Normalizer(ListNormalizer):
         self.locals = set(parsed.params) | assigned_names(fdef.body)
         self.reassigned = assigned_names(fdef.body)
         every = {n.id for n in gast.walk(fdef) if isinstance(n, gast.Name)}
-        self.namer = Namer(every | self.locals | set(parsed.namespace)
+        self.namer = Namer(every | self.locals | set(parsed.namespace) | RESERVED
                            | module_functions(fdef.name))
         self.local_fns: dict[str, LocalFunction] = {}
         self.temps: set[str] = set()
