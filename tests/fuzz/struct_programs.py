@@ -103,6 +103,12 @@ class StructProgram:
     features: set[str] = field(default_factory=set)
     seed: int | None = None
 
+    def describe_point(self, args: str | None) -> str:
+        return (args or "").strip("(),")
+
+    def describe_updates(self) -> str:
+        return " | then ".join("; ".join(step) for step in self.updates)
+
 
 @dataclass
 class SScope:
