@@ -324,3 +324,12 @@ def test_methods_named_like_the_modules_generated_code_uses():
         return clock.np(x) * x
 
     check_grads(f, Clock(1.5), 0.3)
+
+
+def test_a_dict_display_of_a_method_result():
+    def f(p, scale):
+        found = p.norm() * scale  # its kind is known only once the call is lowered
+        state = {"found": found, "again": {"x": p.scaled(scale).x}}
+        return state["found"] + state["again"]["x"]
+
+    check_grads(f, Point(3.0, 4.0), 1.5)

@@ -418,10 +418,13 @@ class _Lowering:
         except ValueError as exc:
             raise self.error(value, str(exc)) from None
         if layout is None:
-            if callee is dict:
+            if callee is dict and len(atoms) != len(keywords):
                 raise self.error(value, "dict(...) takes keyword arguments only here",
                                  "write dict(w=..., b=...) or {'w': ..., 'b': ...}")
-            return [value]
+            if callee is dict and self.final:
+                raise self.error(value, "a dict built here holds numbers, arrays, tuples and "
+                                 "structures only (not functions)")
+            return [value]  # a value's kind is not known yet: a later round
         template, sources = layout
         before, items = [], []
         for src in sources:
