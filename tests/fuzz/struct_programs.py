@@ -581,7 +581,10 @@ class StructGenerator:
 
     def construction(self, scope: SScope, spec: ClassSpec) -> str:
         kw = spec.style == "dict" or self.ch.boolean(0.5)
-        parts = [(name, self.field_value(scope, t)) for name, t in self.kept_fields(spec, kw)]
+        # a function passed to a construction is refused (finding 22 of the README): rare,
+        # so that it does not hide the rest of the program (a function field is the last)
+        parts = [(name, self.field_value(scope, t)) for name, t in self.kept_fields(spec, kw)
+                 if t != "fn" or self.ch.boolean(0.1)]
         if spec.style == "dict":
             if self.ch.boolean(0.3) and all(n.isidentifier() and not keyword.iskeyword(n)
                                             for n, _ in parts):
