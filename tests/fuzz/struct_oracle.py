@@ -152,12 +152,20 @@ def check_struct_program(program: StructProgram, directory: Path, jit: bool = Fa
     old = signal.signal(signal.SIGALRM, _alarm)
     signal.alarm(timeout)
     try:
-        return _check(program, directory, jit, seed)
+        return _picklable(_check(program, directory, jit, seed))
     except _Timeout:
         return Outcome("CRASH", "timeout", f"no answer within {timeout} s", error_type="Timeout")
     finally:
         signal.alarm(0)
         signal.signal(signal.SIGALRM, old)
+
+
+def _picklable(outcome: Outcome) -> Outcome:
+    """``outcome`` with its values as leaves (the program's classes cannot be pickled
+    back from the child process :func:`oracle.check_isolated` runs)."""
+    outcome.reference = _flat(outcome.reference)
+    outcome.expected, outcome.got = _flat(outcome.expected), _flat(outcome.got)
+    return outcome
 
 
 def _check(program: StructProgram, directory: Path, jit: bool, seed: int) -> Outcome:
