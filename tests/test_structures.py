@@ -333,3 +333,27 @@ def test_a_dict_display_of_a_method_result():
         return state["found"] + state["again"]["x"]
 
     check_grads(f, Point(3.0, 4.0), 1.5)
+
+
+@dataclass(frozen=True)
+class Activated:
+    x: float
+    activation: Any = ad.no_derivative(default=np.cos)
+
+
+def test_a_structure_rebound_to_one_with_other_static_fields():
+    def rebound(p, q):
+X
+        return p
+
+    def either(p, q):
+        if q.x > 0.0:
+            p = q
+        return p
+
+    p, q = Activated(1.0, np.sin), Activated(2.0)
+    assert ad.differentiable(rebound, jit=False)(p, q) == rebound(p, q) == Activated(5.0)
+    check_grads(rebound, p, q)
+    with pytest.raises(ad.NonDifferentiableError, match="other static fields") as info:
+        ad.differentiable(either, jit=False)(p, q)
+    assert info.value.location.lineno == either.__code__.co_firstlineno + 2

@@ -25,7 +25,12 @@ from s2s_ad.compiler.activity import (
     zero_derivatives,
 )
 from s2s_ad.compiler.emit import function_source
-from s2s_ad.compiler.infer_kinds import infer_kinds, rebound_names, result_kind
+from s2s_ad.compiler.infer_kinds import (
+    infer_kinds,
+    rebound_names,
+    refuse_mixed_structures,
+    result_kind,
+)
 from s2s_ad.compiler.ir import GlobalRead, ParsedFunction
 from s2s_ad.compiler.jit import GeneratedModule
 from s2s_ad.compiler.linking import load_module
@@ -132,6 +137,7 @@ def _infer_kinds(normal: NormalFunction, arg_kinds: list[Kind], linker: Linker) 
     if versions:
         normal.locals |= versions
         kinds = infer_kinds(normal.node, env, callee_kind)
+    refuse_mixed_structures(normal.node, kinds, callee_kind, normal.parsed.location)
     converted = arrays_for_tuples(normal.node, kinds, normal.namer)
     if not converted:
         return kinds
