@@ -343,7 +343,7 @@ class Activated:
 
 def test_a_structure_rebound_to_one_with_other_static_fields():
     def rebound(p, q):
-X
+        p = Activated(q.x * 2.0 + p.x)  # p's activation was np.sin, now np.cos
         return p
 
     def either(p, q):

@@ -130,12 +130,11 @@ def _infer_kinds(normal: NormalFunction, arg_kinds: list[Kind], linker: Linker) 
     def callee_kind(callee, kinds, call):
         return linker(callee, kinds, True, call).result_kind
 
+    # split first what is known before structures are lowered (a structure rebound to
+    # one with other static fields, whose old fields are read), then what lowering shows
+    _split_rebound(normal, infer_kinds(normal.node, env, callee_kind), arguments, callee_kind)
     kinds = _lowered_structures(normal, env, callee_kind)
-    rebound = rebound_names(normal.node, kinds, arguments, callee_kind)
-    versions = (split_versions(normal.node, rebound, normal.namer, normal.return_flag)
-                if rebound else set())
-    if versions:
-        normal.locals |= versions
+    if _split_rebound(normal, kinds, arguments, callee_kind):
         kinds = infer_kinds(normal.node, env, callee_kind)
     refuse_mixed_structures(normal.node, kinds, callee_kind, normal.parsed.location)
     converted = arrays_for_tuples(normal.node, kinds, normal.namer)
@@ -143,6 +142,16 @@ def _infer_kinds(normal: NormalFunction, arg_kinds: list[Kind], linker: Linker) 
         return kinds
     normal.locals |= converted
     return infer_kinds(normal.node, env, callee_kind)
+
+
+def _split_rebound(normal: NormalFunction, kinds: dict, arguments: dict,
+                   callee_kind) -> bool:
+    """Split the names rebound to values of another shape into versions; whether any."""
+    rebound = rebound_names(normal.node, kinds, arguments, callee_kind)
+    versions = (split_versions(normal.node, rebound, normal.namer, normal.return_flag)
+                if rebound else set())
+    normal.locals |= versions
+    return bool(versions)
 
 
 def _lowered_structures(normal: NormalFunction, env: dict[str, Kind], callee_kind) -> dict:
