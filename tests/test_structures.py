@@ -357,3 +357,14 @@ def test_a_structure_rebound_to_one_with_other_static_fields():
     with pytest.raises(ad.NonDifferentiableError, match="other static fields") as info:
         ad.differentiable(either, jit=False)(p, q)
     assert info.value.location.lineno == either.__code__.co_firstlineno + 2
+
+
+def test_writing_a_key_of_a_dict_built_here_is_refused_at_its_line():
+    def f(params, y):
+        state = {"w": params["w"] * y, "b": y}
+        state["w"] = y * 2.0
+        return state["w"] + state["b"]
+
+    with pytest.raises(ad.NonDifferentiableError, match="writing a key") as info:
+        ad.gradient(f)({"w": 1.0}, 2.0)
+    assert info.value.location.lineno == f.__code__.co_firstlineno + 2

@@ -241,6 +241,11 @@ class _Lowering:
                     setattr(s, name, self.block(getattr(s, name)))
             if isinstance(s, gast.Assign) and isinstance(s.targets[0], gast.Name):
                 out += self.assignment(s, s.targets[0].id, s.value)
+            elif isinstance(s, gast.Assign) and isinstance(s.targets[0], gast.Subscript) \
+                    and isinstance(self.kind(s.targets[0].value), StructKind):
+                raise self.error(s, "writing a key or item of a structure is not supported",
+                                 "build a new one: {'w': ..., 'b': d['b']}, or "
+                                 "dataclasses.replace(p, w=...)")
             elif isinstance(s, gast.Expr) and isinstance(s.value, gast.Call):
                 *before, new = self.call(s, s.value)
                 out += [copy_annos(s, st) for st in before]
