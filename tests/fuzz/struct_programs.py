@@ -104,7 +104,8 @@ class StructProgram:
     seed: int | None = None
 
     def describe_point(self, args: str | None) -> str:
-        return (args or "").strip("(),")
+        text = args or ""
+        return text[1:-2] if text.startswith("(") and text.endswith(",)") else text
 
     def describe_updates(self) -> str:
         return " | then ".join("; ".join(step) for step in self.updates)
