@@ -276,14 +276,21 @@ def refuse_mixed_structures(fdef: gast.FunctionDef, kinds: dict[str, Kind],
     state = _Kinds(dict(kinds), callee_kind)
     for node in gast.walk(fdef):
         if isinstance(node, gast.Assign) and isinstance(node.targets[0], gast.Name) \
-                and kinds.get(node.targets[0].id) == "unknown":
+                and _holds_unknown(kinds.get(node.targets[0].id)):
             bound = state.op(node.value)
-            if isinstance(bound, StructKind):
+            if isinstance(bound, StructKind) and not _holds_unknown(bound):
                 raise NonDifferentiableError(
                     f"'{node.targets[0].id}' holds a {bound!r} here and a "
                     f"{bound.cls.__name__} with other static fields on another path",
                     locate(node), "give the structures the same functions and strings in "
                     "their static fields on every path, or use two variables")
+
+
+def _holds_unknown(kind: Kind | None) -> bool:
+    """Whether ``kind`` is, or holds (a structure in a dict, ...), the 'unknown' kind."""
+    if isinstance(kind, tuple):
+        return any(map(_holds_unknown, kind))
+    return kind == "unknown"
 
 
 def _shape(kind: Kind | None) -> Any:

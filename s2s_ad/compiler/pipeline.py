@@ -160,12 +160,14 @@ def _lowered_structures(normal: NormalFunction, env: dict[str, Kind], callee_kin
     kinds = infer_kinds(normal.node, env, callee_kind)
     statics: dict = {}
     for _ in range(_LOWERING_ROUNDS):
+        refuse_mixed_structures(normal.node, kinds, callee_kind, normal.parsed.location)
         fresh, changed = lower_structures(normal.node, kinds, normal.namer, statics,
                                           normal.parsed.location)
         if not changed:
             break
         normal.locals |= fresh
         kinds = infer_kinds(normal.node, env, callee_kind)
+    refuse_mixed_structures(normal.node, kinds, callee_kind, normal.parsed.location)
     lower_structures(normal.node, kinds, normal.namer, statics, normal.parsed.location,
                      final=True)
     return kinds
