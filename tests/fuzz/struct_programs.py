@@ -283,9 +283,10 @@ class StructGenerator:
 
     def method_lines(self, spec: ClassSpec, mname: str, kind: str) -> list[str]:
         ch = self.ch
-        me = ch.choice(SELF_NAMES)
+        # not a module-level name (a class the method builds, a helper it calls)
+        me = ch.choice(tuple(n for n in SELF_NAMES if n == "self" or n not in self.taken))
         arg = ch.choice(tuple(n for n in TEMPLATE + ORDINARY + GENERATED if n != me
-                              and n not in ("np", "math")))
+                              and n not in self.taken))
         floats = [f"{me}.{n}" for n in spec.names_of("float", "f64", "cut")]
         arrays = [f"{me}.{n}" for n in spec.names_of("array")]
         fn_fields = spec.names_of("fn")
