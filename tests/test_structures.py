@@ -376,3 +376,13 @@ def test_writing_a_key_of_a_dict_built_here_is_refused_at_its_line():
     with pytest.raises(ad.NonDifferentiableError, match="writing a key") as info:
         ad.gradient(f)({"w": 1.0}, 2.0)
     assert info.value.location.lineno == f.__code__.co_firstlineno + 2
+
+
+def test_replace_may_set_a_static_field():
+    def f(p, k):
+        same = dataclasses.replace(p, x=p.x * k, activation=p.activation)
+        return same.activation(same.x) + p.activation(p.x)
+
+    p = Activated(0.5, np.sin)
+    assert ad.differentiable(f, jit=False)(p, 2.0) == f(p, 2.0)
+    check_grads(f, p, 2.0)

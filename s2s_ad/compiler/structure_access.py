@@ -142,11 +142,16 @@ def construction_layout(callee: Any, kinds: list, keywords: list[str]
         given = dict(zip(keywords, range(1, len(kinds)), strict=True))
         sources = [given.get(f, ("field", k, i)) for i, (f, k) in
                    enumerate(zip(base.fields, base, strict=True))]
+        statics = dict(base.statics)
         for name in keywords:
-            if name not in base.fields:
+            if name in statics and isinstance(kinds[given[name]], StaticKind):
+                statics[name] = kinds[given[name]].value  # another function, string
+            elif name not in base.fields:
                 raise ValueError(f"replace(): '{name}' is not a field passed at run time "
                                  f"of {base.cls.__name__}")
-        return base.with_items(()), sources
+        template = StructKind((), base.cls, base.fields, tuple(statics.items()), base.cut,
+                              base.names)
+        return template, sources
     if callee is dict and not len(kinds) - len(keywords):
         names = list(keywords)
         dyn = [n for n, k in zip(names, kinds, strict=True) if not isinstance(k, StaticKind)]
