@@ -386,3 +386,23 @@ def test_replace_may_set_a_static_field():
     p = Activated(0.5, np.sin)
     assert ad.differentiable(f, jit=False)(p, 2.0) == f(p, 2.0)
     check_grads(f, p, 2.0)
+
+
+def test_a_function_passed_to_a_construction_is_a_static_field():
+    def f(layer, inputs):
+        built = Affine(layer.weight, layer.bias, np.sin)
+        swapped = dataclasses.replace(layer, activation=relu)
+        return np.sum(built(inputs) + swapped(inputs))
+
+    def passed_on(layer, inputs):
+        return np.sum(np.apply_along_axis(np.sin, 0, inputs @ layer.weight))
+
+    def returned(layer):
+        return np.tanh
+
+    layer, inputs = _stack().first, np.random.default_rng(4).normal(size=(2, 3))
+    check_grads(f, layer, inputs)
+    for fn, args in ((passed_on, (layer, inputs)), (returned, (layer,))):
+        with pytest.raises(ad.NonDifferentiableError) as info:
+            ad.gradient(fn)(*args)
+        assert info.value.location.lineno == fn.__code__.co_firstlineno + 1

@@ -18,6 +18,8 @@ from __future__ import annotations
 import warnings
 from dataclasses import dataclass, field
 
+import gast
+
 from s2s_ad.compiler.activity import (
     Activity,
     ZeroDerivative,
@@ -38,9 +40,10 @@ from s2s_ad.compiler.normalize import NormalFunction, normalize, split_versions
 from s2s_ad.compiler.reverse import Generated, reverse
 from s2s_ad.compiler.reverse.context import Linker
 from s2s_ad.compiler.structure_access import lower_structures
+from s2s_ad.compiler.syntax.builders import loaded_names
 from s2s_ad.compiler.tuple_arguments import arrays_for_tuples
-from s2s_ad.errors import ZeroDerivativeWarning
-from s2s_ad.kinds import Kind, is_structure, kind_of_value
+from s2s_ad.errors import NonDifferentiableError, ZeroDerivativeWarning
+from s2s_ad.kinds import Kind, StaticKind, is_structure, kind_of_value
 from s2s_ad.structures import leaves
 
 STAGES = ("parse", "anf", "forward", "pullback", "fused", "module")
@@ -124,7 +127,8 @@ def _infer_kinds(normal: NormalFunction, arg_kinds: list[Kind], linker: Linker) 
     function as its data becomes ``np.array`` of it."""
     arguments = dict(zip(normal.params, arg_kinds, strict=True))
     env = dict(arguments)
-    env.update({name: kind_of_value(value) for name, value in normal.externals.items()})
+    env.update({name: StaticKind(value) if callable(value) else kind_of_value(value)
+                for name, value in normal.externals.items()})  # functions: static values
     env.update({name: kind_of_value(read.value()) for name, read in normal.hidden.items()})
 
     def callee_kind(callee, kinds, call):
@@ -158,7 +162,8 @@ def _lowered_structures(normal: NormalFunction, env: dict[str, Kind], callee_kin
     """Kinds, with structure operations rewritten to tuple operations as the kinds of
     the structures become known (a method's result can be a structure, and so on)."""
     kinds = infer_kinds(normal.node, env, callee_kind)
-    statics: dict = {}
+    statics = {name: value for name, value in normal.externals.items()  # global functions
+               if callable(value)}
     for _ in range(_LOWERING_ROUNDS):
         refuse_mixed_structures(normal.node, kinds, callee_kind, normal.parsed.location)
         fresh, changed = lower_structures(normal.node, kinds, normal.namer, statics,
@@ -170,7 +175,22 @@ def _lowered_structures(normal: NormalFunction, env: dict[str, Kind], callee_kin
     refuse_mixed_structures(normal.node, kinds, callee_kind, normal.parsed.location)
     lower_structures(normal.node, kinds, normal.namer, statics, normal.parsed.location,
                      final=True)
+    _drop_static_externals(normal, kinds)
     return kinds
+
+
+def _drop_static_externals(normal: NormalFunction, kinds: dict[str, Kind]) -> None:
+    """Global functions read as values went into structures' static fields: the generated
+    code no longer reads them (it would be bound to them, and stay in Python). Returning
+    one is refused."""
+    ret = normal.node.body[-1]
+    if isinstance(ret.value, gast.Name) and isinstance(kinds.get(ret.value.id), StaticKind):
+        raise NonDifferentiableError("returning a function (or another value fixed in the "
+                                     "generated code) is not supported",
+                                     normal.parsed.location(ret))
+    read = loaded_names(normal.node)
+    for name in [n for n, v in normal.externals.items() if callable(v) and n not in read]:
+        del normal.externals[name]
 
 
 _LOWERING_ROUNDS = 20

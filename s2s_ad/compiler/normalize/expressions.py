@@ -100,6 +100,12 @@ class ExpressionNormalizer:
                 self.global_arrays[id(value)] = name
                 self.externals[name] = value
             return load(name)
+        if callable(value) and not isinstance(value, type):
+            # a function as a value: a structure's static field (Dense(w, b, np.tanh)); the
+            # structures stage refuses any other use at its line
+            name = self.namer.fresh(getattr(value, "__name__", "function"))
+            self.externals[name] = value
+            return load(name)
         raise self.error(node, f"a {type(value).__name__} cannot be used as a value here",
                          "only numbers, strings and None are read from globals")
 
