@@ -583,8 +583,8 @@ class StructGenerator:
 
     def construction(self, scope: SScope, spec: ClassSpec) -> str:
         kw = spec.style == "dict" or self.ch.boolean(0.5)
-        # a function passed to a construction is refused (finding 22 of the README): rare,
-        # so that it does not hide the rest of the program (a function field is the last)
+        # a function passed to a construction (finding 28 of the README: refused until
+        # 4c896ba, so rare here); a function field is the last field
         parts = [(name, self.field_value(scope, t)) for name, t in self.kept_fields(spec, kw)
                  if t != "fn" or self.ch.boolean(0.1)]
         if spec.style == "dict":
