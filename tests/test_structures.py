@@ -406,3 +406,27 @@ def test_a_function_passed_to_a_construction_is_a_static_field():
         with pytest.raises(ad.NonDifferentiableError) as info:
             ad.gradient(fn)(*args)
         assert info.value.location.lineno == fn.__code__.co_firstlineno + 1
+
+
+class Wave(NamedTuple):
+    amplitude: float
+    phase: np.ndarray
+    real: float = 0.5  # named like the array attribute x.real
+
+    def transpose(self, k):  # named like an array method
+        return Wave(self.amplitude * math.tanh(k), self.phase * k + 0.5)
+
+
+def _make_shifter(carrier):
+    def shifter(wave, t):
+        out = wave.transpose(carrier.amplitude - wave.amplitude)
+        for _ in range(2):  # rebound from the captured structure's method
+            out = carrier.transpose(math.tanh(wave.phase[1]))
+        return out.transpose(0.5).real * t + out.amplitude * wave.real
+
+    return shifter
+
+
+def test_a_field_of_an_array_named_methods_result_read_before_its_kind_is_known():
+    shifter = _make_shifter(Wave(-0.3, np.array([0.2, 0.6]), 1.4))
+    check_grads(shifter, Wave(0.9, np.array([-1.1, 1.2]), -0.4), -1.3)

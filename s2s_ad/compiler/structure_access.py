@@ -286,8 +286,8 @@ class _Lowering:
         base = node.value
         name = name if name is not None else node.attr
         kind = self.kind(base)
-        if kind is None and not self.final:
-            return [s]  # not known yet: a later round
+        if kind in (None, "unknown") and not self.final:
+            return [s]  # not known yet (or not yet lowered, a method's result): a later round
         if not isinstance(kind, StructKind):
             what = "key" if isinstance(node, gast.Subscript) else "attribute"
             raise self.error(node, f"reading the {what} '{name}' of a value is not supported "
@@ -333,7 +333,8 @@ class _Lowering:
                         or callee is dict):
                     raise self.error(value, f"the function held in '{a.id}' can only be called "
                                      "here, not passed on", "call it where it is read")
-        if callee in MARKERS and self._arg_kind(args[0]) is None and not self.final:
+        if callee in MARKERS and self._arg_kind(args[0]) in (None, "unknown") and \
+                not self.final:
             return [value]  # not known yet: a later round
         if callee is call_method:
             base, name = args[0], args[1].value
