@@ -155,3 +155,19 @@ def test_kernels_in_loops_and_branches():
     x = rng.normal(size=(1, 6, 6, 2))
     check_grads(branch_loss, x, w, True)
     check_grads(branch_loss, x, w, False)  # d_y of the unused call stays empty: skipped
+
+
+def test_float32_inputs_get_float32_gradients_on_both_paths():
+    # the compiled gradient kernels multiply a float64 cotangent with float32 windows:
+    # np.dot in Numba needs one dtype, so they compute in the input's
+    rng = np.random.default_rng(11)
+    x = rng.normal(size=(1, 4, 4, 2)).astype(np.float32)
+    w = rng.normal(size=(2, 2, 2, 3)).astype(np.float32)
+    for jit in (False, True):
+        conv = ad.differentiable(lambda x, w: np.sum(conv2d(x, w) * 2.0), jit=jit)
+        dx, dw = ad.gradient(conv)(x, w)
+        assert dx.dtype == dw.dtype == np.float32
+        np.testing.assert_allclose(dw, ad.gradient(conv)(x.astype(float), w.astype(float))[1],
+                                   rtol=1e-5)
+        product = ad.differentiable(lambda a, b: np.sum(matmul(a, b) * 2.0), jit=jit)
+        assert ad.gradient(product)(w[0, 0], w[0, 0].T.copy())[0].dtype == np.float32

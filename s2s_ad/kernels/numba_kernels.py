@@ -81,7 +81,7 @@ def conv2d(x, w, strides=(1, 1), padding="valid"):
     geometry_hw = _conv_geometry(x, w, strides, padding)
     (oh, _), (ow, _) = geometry_hw
     kh, kw, c, o = w.shape
-    filters = np.ascontiguousarray(w).reshape(kh * kw * c, o)
+    filters = np.ascontiguousarray(w).reshape(kh * kw * c, o).astype(x.dtype)
     cols = np.empty((oh * ow, kh * kw * c), dtype=x.dtype)
     y = np.empty((x.shape[0], oh, ow, o), dtype=x.dtype)
     for b in range(x.shape[0]):
@@ -98,13 +98,13 @@ def conv2d_grad(dy, saved, strides=(1, 1), padding="valid"):
     geometry_hw = _conv_geometry(x, w, strides, padding)
     (oh, _), (ow, _) = geometry_hw
     kh, kw, c, o = w.shape
-    filters_t = np.ascontiguousarray(w).reshape(kh * kw * c, o).T
+    filters_t = np.ascontiguousarray(w).reshape(kh * kw * c, o).T.astype(x.dtype)
     cols = np.empty((oh * ow, kh * kw * c), dtype=x.dtype)
     dx = np.zeros_like(x)
     dw = np.zeros((kh * kw * c, o), dtype=x.dtype)
     for b in range(x.shape[0]):
         _im2col(x, b, kh, kw, strides, geometry_hw, cols)
-        dy_b = np.ascontiguousarray(dy[b]).reshape(oh * ow, o)
+        dy_b = np.ascontiguousarray(dy[b]).reshape(oh * ow, o).astype(x.dtype)
         dw += np.dot(cols.T, dy_b)
         _col2im(np.dot(dy_b, filters_t), dx, b, kh, kw, strides, geometry_hw)
     return dx, dw.reshape(kh, kw, c, o)
@@ -159,15 +159,16 @@ def matmul(a, b):
     """The matrix product of the 2-d arrays ``a`` [M, K] and ``b`` [K, N] (BLAS)."""
     if a.shape[1] != b.shape[0]:
         raise ValueError("matmul: the inner dimensions of a and b differ")
-    return np.dot(np.ascontiguousarray(a), np.ascontiguousarray(b))
+    return np.dot(np.ascontiguousarray(a), np.ascontiguousarray(b).astype(a.dtype))
 
 
 @numba.njit(cache=True)
 def matmul_grad(dy, saved):
     """(da, db) = (dy @ b.T, a.T @ dy)."""
     a, b = saved
-    dy = np.ascontiguousarray(dy)
-    return np.dot(dy, np.ascontiguousarray(b).T), np.dot(np.ascontiguousarray(a).T, dy)
+    dy = np.ascontiguousarray(dy).astype(a.dtype)  # the cotangent may be float64
+    b = np.ascontiguousarray(b).astype(a.dtype)
+    return np.dot(dy, b.T), np.dot(np.ascontiguousarray(a).T, dy)
 
 
 @numba.njit(cache=True)
