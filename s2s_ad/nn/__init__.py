@@ -23,7 +23,8 @@ from .layers import (
     applied_for_backpropagation,
     sequenced,
 )
-from .optimizers import SGD, Adam, map_leaves
+from .optimizers import SGD, Adam
+from .trees import has_parameters, map_leaves
 
 __all__ = [
     "SGD",
@@ -36,6 +37,7 @@ __all__ = [
     "MaxPool2D",
     "applied_for_backpropagation",
     "glorot_uniform",
+    "has_parameters",
     "identity",
     "map_leaves",
     "mean_squared_error",

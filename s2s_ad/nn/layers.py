@@ -24,6 +24,7 @@ import s2s_ad as ad
 
 from .functional import identity
 from .initializers import Seed, generator, glorot_uniform
+from .trees import has_parameters
 
 
 class Layer:
@@ -122,13 +123,14 @@ def _applied(model: Layer, x: np.ndarray) -> np.ndarray:
 
 
 _APPLIED = ad.differentiable(_applied, wrt=("model", "x"))
+_APPLIED_TO_INPUT = ad.differentiable(_applied, wrt=("x",))
 
 
 def applied_for_backpropagation(model: Layer, x: np.ndarray
                                 ) -> tuple[np.ndarray, Callable[[np.ndarray], tuple]]:
     """``(model(x), backprop)``, where ``backprop(d_output)`` returns
-    ``(d_model, d_input)``: the cotangents of the model (a structure like it)
-    and of the (float) input.
+    ``(d_model, d_input)``: the cotangents of the model (a structure like it;
+    a zero tangent for a model without parameters) and of the (float) input.
 
     >>> layer = Dense(np.eye(2), np.zeros(2))
     >>> out, backprop = applied_for_backpropagation(layer, np.ones((1, 2)))
@@ -136,4 +138,7 @@ def applied_for_backpropagation(model: Layer, x: np.ndarray
     >>> d_layer.bias, d_x
     (array([1., 1.]), array([[1., 1.]]))
     """
-    return ad.value_with_pullback(_APPLIED, model, x)
+    if has_parameters(model):
+        return ad.value_with_pullback(_APPLIED, model, x)
+    out, pullback = ad.value_with_pullback(_APPLIED_TO_INPUT, model, x)
+    return out, lambda d_output: (ad.zero_tangent(model), pullback(d_output))

@@ -13,46 +13,13 @@ the model, and moves the model with ``ad.move``, which leaves fields marked
 
 from __future__ import annotations
 
-import copy
-import dataclasses
-from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 
 import s2s_ad as ad
 
-
-def _is_leaf(value: Any) -> bool:
-    if isinstance(value, np.ndarray):
-        return value.dtype.kind == "f"
-    return isinstance(value, float | np.floating)
-
-
-def map_leaves(fn: Callable, tree: Any, *others: Any) -> Any:
-    """``tree`` with each float leaf ``v`` replaced by ``fn(v, *leaves of others)``;
-    ``others`` are shaped like ``tree``.  Other values (ints, strings, functions)
-    are kept from ``tree``.
-
-    >>> map_leaves(lambda a, b: a * b, {"w": 2.0, "n": 3}, {"w": 4.0, "n": 3})
-    {'w': 8.0, 'n': 3}
-    """
-    if _is_leaf(tree):
-        return fn(tree, *others)
-    if isinstance(tree, dict):
-        return {k: map_leaves(fn, v, *(o[k] for o in others)) for k, v in tree.items()}
-    if isinstance(tree, tuple | list):
-        items = [map_leaves(fn, v, *(o[i] for o in others)) for i, v in enumerate(tree)]
-        if hasattr(tree, "_fields"):
-            return type(tree)(*items)
-        return type(tree)(items)
-    if dataclasses.is_dataclass(tree) and not isinstance(tree, type):
-        out = copy.copy(tree)
-        for f in dataclasses.fields(tree):
-            value = map_leaves(fn, getattr(tree, f.name), *(getattr(o, f.name) for o in others))
-            object.__setattr__(out, f.name, value)  # frozen dataclasses too
-        return out
-    return tree
+from .trees import map_leaves
 
 
 class SGD:
