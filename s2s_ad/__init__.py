@@ -26,7 +26,14 @@ from .errors import (
     ZeroDerivativeWarning,
 )
 from .introspect import Diagnostic, Explanation, diagnose, explain, source
-from .markers import derivative, with_derivative, without_derivative
+from .markers import (
+    derivative,
+    differentiable_function,
+    recompute_in_pullback,
+    with_derivative,
+    without_derivative,
+)
+from .structures import move, no_derivative, zero_tangent
 
 __all__ = [
     "ArgumentError",
@@ -41,12 +48,17 @@ __all__ = [
     "derivative",
     "diagnose",
     "differentiable",
+    "differentiable_function",
     "explain",
     "gradient",
+    "move",
+    "no_derivative",
     "pullback",
+    "recompute_in_pullback",
     "source",
     "value_and_gradient",
     "value_with_pullback",
     "with_derivative",
     "without_derivative",
+    "zero_tangent",
 ]

@@ -26,8 +26,9 @@ from .compiler.jit import signature_text
 from .compiler.pipeline import Transform
 from .compiler.transforms import parsed_function, transform
 from .errors import ArgumentError, IntegerArgumentWarning, JitError, NonDifferentiableError
-from .kinds import kind_of_value
-from .markers import custom_derivative
+from .kinds import StructKind, carries_derivative, is_structure, kind_of_value
+from .markers import RecomputedFunction, custom_derivative, source_function
+from .structures import has_structure, leaves, rebuild
 from .tracebacks import add_location_note
 
 JitOption = bool | str
@@ -40,6 +41,8 @@ def _is_differentiable_value(value: Any) -> bool:
         return False
     if isinstance(value, float | np.floating):
         return True
+    if is_structure(value):
+        return carries_derivative(kind_of_value(value))
     if isinstance(value, tuple):
         return any(_is_differentiable_value(v) for v in value)
     return False
@@ -55,14 +58,30 @@ def _type_key(value: Any) -> Any:
         return (cls, value.dtype, value.ndim, value.flags.num & 3)
     if isinstance(value, np.ndarray):  # dtype, rank and C/F contiguity (low flag bits)
         return (cls, value.dtype, value.ndim, value.flags.num & 3)
+    if is_structure(value):  # its kind (fields, static values) and its leaves' types
+        return (cls, kind_of_value(value), _type_key(leaves(value)))
     if isinstance(value, tuple):
         return (cls, *(_type_key(v) for v in value))
     return cls
 
 
+def lowered_args(t: Transform, args: tuple) -> tuple:
+    """``args`` as generated code takes them: structures as tuples of their leaves."""
+    if not t.structured:
+        return args
+    return tuple(leaves(a) if has_structure(a) else a for a in args)
+
+
+def _raised(t: Transform, value: Any) -> Any:
+    """A result of generated code as the user's function returns it (structures rebuilt)."""
+    return rebuild(t.result_kind, value) if t.structured_result else value
+
+
 def _cast_like(grad: Any, arg: Any) -> Any:
     """The cotangent ``grad`` in the type (and dtype) of the argument ``arg``."""
     cls = type(arg)
+    if cls is not tuple and is_structure(arg):
+        return rebuild(kind_of_value(arg), grad, like=arg, cast=_cast_like)
     if cls is float:
         return grad if type(grad) is float else float(grad)
     if cls is np.ndarray:
@@ -95,6 +114,8 @@ class DifferentiableFunction:
                  jit: JitOption = "auto"):
         if isinstance(fn, DifferentiableFunction):
             fn = fn.fn
+        if isinstance(fn, RecomputedFunction):  # at the top level there is nothing to keep
+            fn = fn.fn
         if jit not in ("auto", True, False):
             raise ValueError(f"jit must be 'auto', True or False, not {jit!r}")
         self.fn = fn
@@ -107,7 +128,7 @@ class DifferentiableFunction:
         self.error: NonDifferentiableError | None = None
         self._arity = -1
         try:
-            parsed = parsed_function(fn)
+            parsed = parsed_function(source_function(fn))
         except NonDifferentiableError as exc:
             if not _defer_errors:
                 raise
@@ -135,7 +156,7 @@ class DifferentiableFunction:
             raise self.error
         args, _ = self.bind(args, kwargs)
         t, primal, global_values = self.entry("primal", args)
-        return _running(t, primal, *args, *global_values)
+        return _raised(t, _running(t, primal, *lowered_args(t, args), *global_values))
 
     def bind(self, args: tuple, kwargs: dict) -> tuple[tuple, frozenset[int]]:
         """The arguments of a call as the original accepts them (keywords,
@@ -149,7 +170,7 @@ class DifferentiableFunction:
         """
         if not kwargs and len(args) == self._arity:
             return args, _NONE_DEFAULTED
-        params = parsed_function(self.fn).params
+        params = parsed_function(source_function(self.fn)).params
         try:
             bound = inspect.signature(self.fn).bind(*args, **kwargs)
         except TypeError as exc:
@@ -161,7 +182,7 @@ class DifferentiableFunction:
 
     # -- preparation and running ------------------------------------------------------
     def wrt_positions(self, args: tuple, defaulted: frozenset[int] = frozenset()) -> list[int]:
-        params = parsed_function(self.fn).params
+        params = parsed_function(source_function(self.fn)).params
         if len(args) != len(params):
             raise TypeError(f"{self.__name__}() takes {len(params)} arguments but "
                             f"{len(args)} were given")
@@ -190,8 +211,10 @@ class DifferentiableFunction:
             else "np.float64"
         target = self.fn
         if custom_derivative(self.fn) is not None:
-            target = calling_wrapper(self.fn, parsed_function(self.fn))
+            target = calling_wrapper(self.fn, parsed_function(source_function(self.fn)))
         t = transform(target, kinds, positions, dtype)
+        t.structured = any(map(_holds_structure_kind, kinds))
+        t.structured_result = _holds_structure_kind(t.result_kind)
         t.warn_zero_derivatives()
         self.last = t
         return t
@@ -233,9 +256,16 @@ class DifferentiableFunction:
         with _compiling:  # one first call at a time (threads)
             t = self.prepare(args, defaulted)
             values = t.global_values()
-            fn = self.callable_for(t, getattr(t.generated, role).name, args + values)
+            fn = self.callable_for(t, getattr(t.generated, role).name,
+                                   lowered_args(t, args) + values)
             self._entries[key] = (t, fn, tuple([_type_key(v) for v in values]))
         return t, fn, values
+
+
+def _holds_structure_kind(kind: Any) -> bool:
+    if isinstance(kind, StructKind):
+        return True
+    return isinstance(kind, tuple) and any(map(_holds_structure_kind, kind))
 
 
 def _running(t: Transform, fn: Callable, *args: Any) -> Any:
@@ -385,7 +415,7 @@ def value_and_gradient(f: Callable, wrt: Wrt = None) -> Callable:
         if t not in _checked:  # the first call with these argument types
             _scalar_result(t)
             _check_integers(df, t, args)
-        value, raw = _running(t, fused, *args, *global_values)
+        value, raw = _running(t, fused, *lowered_args(t, args), *global_values)
         return value, _grads(t, raw, args)
 
     return value_and_gradient_of
@@ -421,13 +451,16 @@ def value_with_pullback(f: Callable, *args: Any, wrt: Wrt = None,
     args, defaulted = df.bind(args, kwargs)
     t, forward, global_values = df.entry("forward", args, defaulted)
     _check_integers(df, t, args)
-    value, residuals = _running(t, forward, *args, *global_values)
+    value, residuals = _running(t, forward, *lowered_args(t, args), *global_values)
+    value = _raised(t, value)
     compiled: list[Callable] = []
 
     def pullback_of(cotangent: Any) -> Any:
         _check_cotangent(df, value, cotangent)
         if isinstance(cotangent, int | float | np.number):
             cotangent = float(cotangent)
+        elif t.structured_result:
+            cotangent = leaves(cotangent)
         pair = (residuals, cotangent)
         if not compiled:
             with _compiling:
@@ -439,6 +472,14 @@ def value_with_pullback(f: Callable, *args: Any, wrt: Wrt = None,
 
 def _check_cotangent(df: DifferentiableFunction, value: Any, cotangent: Any) -> None:
     """A cotangent shaped like the result (an ArgumentError naming both otherwise)."""
+    if has_structure(value):
+        if type(cotangent) is not type(value) or \
+                kind_of_value(cotangent).fields != kind_of_value(value).fields:
+            raise ArgumentError(f"the pullback of {df.__name__} takes a cotangent shaped like "
+                                f"its result (a {type(value).__name__} with the same fields), "
+                                f"not {cotangent!r}")
+        _check_cotangent(df, leaves(value), leaves(cotangent))
+        return
     if isinstance(value, tuple):
         ok = isinstance(cotangent, tuple) and len(cotangent) == len(value)
         if ok:

@@ -17,7 +17,7 @@ from typing import Any
 
 import numpy as np
 
-from .api import DifferentiableFunction, as_differentiable
+from .api import DifferentiableFunction, as_differentiable, lowered_args
 from .compiler.pipeline import Transform, stage_source
 from .compiler.transforms import parsed_function, transform
 from .errors import NonDifferentiableError
@@ -146,7 +146,7 @@ def explain(f: Callable, *args: Any) -> Explanation:
     scalar = t.result_kind in ("float", "int", "bool")
     hot = (t.generated.fused if scalar else t.generated.forward).name
     if args or not df.status:
-        df.callable_for(t, hot, (args or _example_args(df)) + t.global_values())
+        df.callable_for(t, hot, lowered_args(t, args or _example_args(df)) + t.global_values())
     entries = dict(df.status)
     path, reason = entries.get(hot) or next(iter(entries.values()), ("python", "not run"))
     return Explanation(function=t.name, path=path, reason=reason, entries=entries)

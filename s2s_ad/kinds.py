@@ -2,7 +2,10 @@
 
 A leaf module (rules and stages import it).  A kind is ``"float"``, ``"int"``,
 ``"bool"``, ``"str"``, ``"none"``, ``"unknown"``, a tuple of kinds for a tuple
-value, an :class:`ArrayKind` or a :class:`ListKind`.
+value, a :class:`StructKind` (a tuple of kinds that remembers the dataclass,
+dict or named tuple it stands for), a :class:`StaticKind` (a value fixed when
+the code is generated, such as a function held in a structure's field), an
+:class:`ArrayKind` or a :class:`ListKind`.
 
 >>> join("int", "float"), join(("float",), ("int",))
 ('float', ('float',))
@@ -11,6 +14,7 @@ value, an :class:`ArrayKind` or a :class:`ListKind`.
 from __future__ import annotations
 
 import ctypes
+import dataclasses
 import math
 from dataclasses import dataclass
 from typing import Any
@@ -47,7 +51,101 @@ class ListKind:
         return f"list of {self.element or 'nothing yet'}"
 
 
-Kind = str | tuple | ArrayKind | ListKind
+NO_DERIVATIVE = "s2s_ad.no_derivative"  # dataclass field metadata key (ad.no_derivative)
+
+
+class StructKind(tuple):
+    """A differentiable structure: the kinds of its leaves, in field order.
+
+    Generated code holds a structure as the tuple of its *dynamic* fields (numbers,
+    arrays, nested structures and tuples); ``cls`` (a dataclass, ``dict`` or a named
+    tuple class) and ``fields`` name them.  *Static* fields (functions, strings,
+    ``None``) are not passed at run time: ``statics`` holds their values, which are
+    part of the kind, so code is generated again for other values.  ``cut`` names the
+    dynamic fields marked ``ad.no_derivative``: carried, never differentiated.
+
+    >>> from dataclasses import dataclass
+    >>> @dataclass
+    ... class P:
+    ...     x: float
+    ...     label: str
+    >>> k = kind_of_value(P(1.0, "a"))
+    >>> k, tuple(k), k.fields, k.static("label")
+    (P(x='float', label='a'), ('float',), ('x',), 'a')
+    """
+
+    cls: Any
+    fields: tuple[str, ...]
+    statics: tuple[tuple[str, Any], ...]
+    cut: frozenset[str]
+
+    def __new__(cls, items: Any, struct: Any, fields: Any, statics: Any = (),
+                cut: Any = (), names: Any = None) -> StructKind:
+        self = super().__new__(cls, items)
+        self.cls, self.fields = struct, tuple(fields)
+        self.statics, self.cut = tuple(statics), frozenset(cut)
+        self.names = tuple(names) if names is not None else \
+            self.fields + tuple(n for n, _ in self.statics)
+        return self
+
+    def _identity(self) -> tuple:
+        return (self.cls, self.fields, tuple((n, _static_key(v)) for n, v in self.statics),
+                self.cut, self.names)
+
+    def __eq__(self, other: object) -> bool:
+        return (isinstance(other, StructKind) and tuple.__eq__(self, other)
+                and self._identity() == other._identity())
+
+    def __ne__(self, other: object) -> bool:
+        return not self == other
+
+    def __hash__(self) -> int:
+        return hash((tuple(self), self._identity()))
+
+    def __repr__(self) -> str:
+        parts = dict(zip(self.fields, map(repr, self), strict=True))
+        parts.update({n: repr(v) for n, v in self.statics})
+        name = getattr(self.cls, "__name__", "structure")
+        return f"{name}({', '.join(f'{n}={parts[n]}' for n in self.order())})"
+
+    def order(self) -> tuple[str, ...]:
+        """Every field name, dynamic and static, in the structure's own order."""
+        return self.names
+
+    def with_items(self, items: Any) -> StructKind:
+        """The same structure holding leaves of kinds ``items``."""
+        return StructKind(items, self.cls, self.fields, self.statics, self.cut, self.names)
+
+    def static(self, name: str) -> Any:
+        return dict(self.statics)[name]
+
+
+@dataclass(frozen=True, eq=False)
+class StaticKind:
+    """A value fixed when the code is generated (a function in a structure's field)."""
+
+    value: Any
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, StaticKind) and \
+            _static_key(self.value) == _static_key(other.value)
+
+    def __hash__(self) -> int:
+        return hash(_static_key(self.value))
+
+    def __repr__(self) -> str:
+        return f"static {getattr(self.value, '__name__', repr(self.value))}"
+
+
+def _static_key(value: Any) -> Any:
+    try:
+        hash(value)
+    except TypeError:
+        return ("id", id(value))
+    return (type(value), value)
+
+
+Kind = str | tuple | ArrayKind | ListKind | StaticKind
 
 
 def indexed(base: ArrayKind, index: Any, kind_of: Any) -> Kind | None:
@@ -94,8 +192,12 @@ def join(a: Kind | None, b: Kind | None) -> Kind | None:
         return b
     if b is None:
         return a
+    if isinstance(a, StructKind) or isinstance(b, StructKind):
+        return _join_structures(a, b)
     if isinstance(a, tuple) and isinstance(b, tuple) and len(a) == len(b):
         return tuple(join(x, y) for x, y in zip(a, b, strict=True))
+    if isinstance(a, StaticKind) or isinstance(b, StaticKind):
+        return "unknown"
     if isinstance(a, ListKind) and isinstance(b, ListKind):
         return ListKind(join(a.element, b.element))
     if isinstance(a, ListKind) or isinstance(b, ListKind):
@@ -119,6 +221,13 @@ def join_all(kinds: list) -> Kind | None:
     for k in kinds:
         result = join(result, k)
     return result
+
+
+def _join_structures(a: Kind, b: Kind) -> Kind:
+    if not (isinstance(a, StructKind) and isinstance(b, StructKind)
+            and a.with_items(()) == b.with_items(()) and len(a) == len(b)):
+        return "unknown"
+    return a.with_items(join(x, y) for x, y in zip(a, b, strict=True))
 
 
 def _join_arrays(a: Kind, b: Kind) -> Kind:
@@ -178,9 +287,56 @@ def kind_of_value(value: Any) -> Kind:
         return "str"
     if value is None:
         return "none"
+    structure = structure_kind(value)
+    if structure is not None:
+        return structure
     if isinstance(value, tuple):
         return tuple(kind_of_value(v) for v in value)
     return "unknown"
+
+
+def is_structure(value: Any) -> bool:
+    """Whether ``value`` is a differentiable structure: a dataclass instance, a dict
+    with string keys, or a named tuple."""
+    cls = type(value)
+    return (dataclasses.is_dataclass(value) and not isinstance(value, type)) or \
+        (cls is dict and all(type(k) is str for k in value)) or \
+        (isinstance(value, tuple) and hasattr(cls, "_fields"))
+
+
+def structure_items(value: Any) -> list[tuple[str, Any, bool]]:
+    """``(field name, value, marked no_derivative)`` of a structure, in its order."""
+    if isinstance(value, dict):
+        return [(k, v, False) for k, v in value.items()]
+    if isinstance(value, tuple):
+        return [(k, v, False) for k, v in zip(type(value)._fields, value, strict=True)]
+    return [(f.name, getattr(value, f.name), bool(f.metadata.get(NO_DERIVATIVE)))
+            for f in dataclasses.fields(value)]
+
+
+def is_dynamic(value: Any) -> bool:
+    """Whether a field's value is passed at run time (numbers, arrays, structures,
+    tuples of these) rather than fixed in the generated code (functions, strings)."""
+    if isinstance(value, np.ndarray | bool | int | float | np.generic) or is_structure(value):
+        return True
+    return isinstance(value, tuple) and len(value) > 0 and all(map(is_dynamic, value))
+
+
+def structure_kind(value: Any) -> StructKind | None:
+    """The :class:`StructKind` of a structure (None for other values)."""
+    if not is_structure(value):
+        return None
+    items, fields, statics, cut, names = [], [], [], [], []
+    for name, v, no_derivative in structure_items(value):
+        names.append(name)
+        if is_dynamic(v):
+            items.append(kind_of_value(v))
+            fields.append(name)
+            if no_derivative:
+                cut.append(name)
+        else:
+            statics.append((name, v))
+    return StructKind(items, type(value), fields, statics, cut, names)
 
 
 _INT_MATH = {"factorial", "comb", "perm", "gcd", "lcm", "isqrt"}
@@ -202,6 +358,9 @@ def foreign_kind(fn: Any) -> Kind:
 
 def carries_derivative(kind: Kind | None) -> bool:
     """Whether a value of this kind can have a nonzero cotangent."""
+    if isinstance(kind, StructKind):
+        return any(carries_derivative(k) for name, k in zip(kind.fields, kind, strict=True)
+                   if name not in kind.cut)
     if isinstance(kind, tuple):
         return any(carries_derivative(k) for k in kind)
     if isinstance(kind, ArrayKind):

@@ -16,6 +16,7 @@ pullback code.
 
 from __future__ import annotations
 
+import functools
 import warnings
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
@@ -99,3 +100,77 @@ def custom_derivative(obj: Any) -> CustomDerivative | None:
     """The registered derivative of ``obj``, if any."""
     entry = _registry.get(id(obj))
     return entry if entry is not None and entry.of is obj else None
+
+
+class FunctionWithVJP:
+    """A function built by :func:`differentiable_function`: calling it runs the
+    vector-Jacobian product and returns its value."""
+
+    def __init__(self, vjp: Callable):
+        self.vjp = vjp
+        functools.update_wrapper(self, vjp)
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        return self.vjp(*args, **kwargs)[0]
+
+    def __repr__(self) -> str:
+        return f"<differentiable_function of {getattr(self.vjp, '__qualname__', self.vjp)}>"
+
+
+def differentiable_function(vjp: Callable) -> FunctionWithVJP:
+    """The differentiable function whose derivative is ``vjp`` (any arity).
+
+    ``vjp(*args)`` returns ``(value, pullback)``, as a ``@derivative`` does;
+    ``pullback(cotangent)`` returns the cotangent of the argument (a tuple for
+    several).  Inside it, ``ad.pullback`` and the other transforms may be used.
+
+    >>> import math
+    >>> cube = differentiable_function(lambda x: (x ** 3, lambda v: 3.0 * x * x * v))
+    >>> cube(2.0)
+    8.0
+    """
+    fn = FunctionWithVJP(vjp)
+    _registry[id(fn)] = CustomDerivative(of=fn, derivative=vjp, wrt=None)
+    return fn
+
+
+class RecomputedFunction:
+    """A function whose intermediates the pullback recomputes (see
+    :func:`recompute_in_pullback`)."""
+
+    def __init__(self, fn: Callable):
+        self.fn = fn
+        functools.update_wrapper(self, fn)
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        return self.fn(*args, **kwargs)
+
+    def __repr__(self) -> str:
+        return f"<recompute_in_pullback of {getattr(self.fn, '__qualname__', self.fn)}>"
+
+
+def recompute_in_pullback(fn: Callable) -> RecomputedFunction:
+    """``fn``, differentiated so that its forward run keeps none of its intermediates:
+    the pullback runs ``fn``'s forward again from its arguments (checkpointing,
+    Swift's ``withRecomputationInPullbacks``).  Usable as a decorator; side effects
+    in ``fn`` happen again in the pullback.
+
+    >>> @recompute_in_pullback
+    ... def layer(x):
+    ...     return x * x
+    >>> layer(3.0)
+    9.0
+    """
+    if isinstance(fn, RecomputedFunction):
+        return fn
+    return RecomputedFunction(fn)
+
+
+def source_function(fn: Any) -> Any:
+    """The Python function whose source stands for ``fn`` (the VJP of a
+    :func:`differentiable_function`, the function of a :func:`recompute_in_pullback`)."""
+    if isinstance(fn, FunctionWithVJP):
+        return fn.vjp
+    if isinstance(fn, RecomputedFunction):
+        return fn.fn
+    return fn

@@ -23,6 +23,8 @@ from typing import Any
 import numpy as np
 
 from .api import DifferentiableFunction, differentiable, value_with_pullback
+from .kinds import StructKind, kind_of_value
+from .structures import leaves, rebuild
 
 _PATHS = {"python": False, "numba": True}
 _ROUNDOFF_ULPS = 16.0
@@ -38,11 +40,13 @@ def check_grads(f: Callable, *args: Any, wrt: Iterable[str] | None = None,
     For each path in ``paths`` ("python": the generated source; "numba": it
     compiled, which must succeed) the pullback of a random cotangent ``u`` is
     compared with central finite differences of the original ``f``, entry by
-    entry (at most ``max_entries`` per argument, chosen at random), and along a
+    entry (at most ``max_entries`` per float leaf, chosen at random), and along a
     random direction ``v`` of every differentiated argument (the dot-product
     identity).  Values and cotangents of the paths must agree to ``path_rtol``.
     Arguments are copied for every evaluation, so functions that write into
-    their arguments are measured from the same point.
+    their arguments are measured from the same point.  Structures (dataclasses,
+    dicts, named tuples) and tuples are checked leaf by leaf; fields marked
+    ``no_derivative`` and ints are not differentiated.
     """
     original = f.fn if isinstance(f, DifferentiableFunction) else f
     results = {}
@@ -55,67 +59,134 @@ def check_grads(f: Callable, *args: Any, wrt: Iterable[str] | None = None,
         positions = df.wrt_positions(args)
         grads = (grads,) if len(positions) == 1 else tuple(grads)
         results[path] = (value, grads)
-        for pos, g in zip(positions, grads, strict=True):
-            _check_entries(original, args, pos, g, u, rng, rtol, atol, max_entries, path)
-        _check_dot_product(original, args, positions, grads, u, rng, rtol, atol, path)
+        slots = {(pos, k): g for pos, grad in zip(positions, grads, strict=True)
+                 for k, (g, live) in enumerate(_leaves_of(grad, args[pos])) if live}
+        for slot, g in slots.items():
+            _check_entries(original, args, slot, g, u, rng, rtol, atol, max_entries, path)
+        _check_dot_product(original, args, slots, u, rng, rtol, atol, path)
     _check_paths_agree(results, path_rtol)
+
+
+def _leaves_of(value: Any, like: Any = None) -> list[tuple[Any, bool]]:
+    """The leaves of ``value`` in order, each with whether it is differentiated
+    (a float leaf outside ``no_derivative`` fields of ``like``'s kind)."""
+    like = value if like is None else like
+    out: list[tuple[Any, bool]] = []
+    _walk(kind_of_value(like), leaves(value), True, out)
+    return out
+
+
+def _walk(kind: Any, flat: Any, live: bool, out: list) -> None:
+    if isinstance(kind, tuple):
+        cut = kind.cut if isinstance(kind, StructKind) else frozenset()
+        names = kind.fields if isinstance(kind, StructKind) else [None] * len(kind)
+        for k, v, name in zip(kind, flat, names, strict=True):
+            _walk(k, v, live and name not in cut, out)
+        return
+    floating = np.asarray(flat).dtype.kind == "f"
+    out.append((flat, live and floating))
+
+
+def _with_leaves(like: Any, values: list) -> Any:
+    """``like`` with its leaves replaced by ``values`` (in the order of :func:`_leaves_of`)."""
+    it = iter(values)
+
+    def build(kind: Any, flat: Any) -> Any:
+        if isinstance(kind, tuple):
+            return tuple(build(k, v) for k, v in zip(kind, flat, strict=True))
+        return next(it)
+
+    kind = kind_of_value(like)
+    return rebuild(kind, build(kind, leaves(like)))
 
 
 def _random_like(value: Any, rng: np.random.Generator) -> Any:
     if isinstance(value, np.ndarray):
         return rng.uniform(0.5, 1.5, value.shape) * rng.choice([-1.0, 1.0], value.shape)
+    if isinstance(value, tuple | dict) or kind_of_value(value) != "unknown" and \
+            isinstance(kind_of_value(value), tuple):
+        return _with_leaves(value, [_random_like(v, rng) if live else v
+                                    for v, live in _leaves_of(value)])
     return float(rng.uniform(0.5, 1.5) * rng.choice([-1.0, 1.0]))
 
 
 def _inner(a: Any, b: Any) -> float:
-    return math.fsum(np.ravel(np.asarray(a, dtype=np.float64) * np.asarray(b, np.float64)))
+    if isinstance(a, np.ndarray) or not isinstance(kind_of_value(a), tuple):
+        return math.fsum(np.ravel(np.asarray(a, dtype=np.float64) * np.asarray(b, np.float64)))
+    return math.fsum(_inner(x, y) for (x, live), (y, _) in
+                     zip(_leaves_of(a), _leaves_of(b), strict=True) if live)
 
 
-def _moved(args: Sequence, steps: dict[int, Any], h: float) -> list:
+def _moved(args: Sequence, steps: dict[tuple[int, int], Any], h: float) -> list:
     out = copy.deepcopy(list(args))
-    for pos, direction in steps.items():
-        base = np.asarray(args[pos], dtype=np.float64)
-        moved = base + h * np.asarray(direction, dtype=np.float64)
-        out[pos] = moved if isinstance(args[pos], np.ndarray) else float(moved)
+    for pos in {p for p, _ in steps}:
+        new = []
+        for k, (leaf, _) in enumerate(_leaves_of(args[pos])):
+            if (pos, k) in steps:
+                moved = np.asarray(leaf, np.float64) + h * np.asarray(steps[pos, k], np.float64)
+                leaf = moved.astype(leaf.dtype) if isinstance(leaf, np.ndarray) else float(moved)
+            new.append(leaf)
+        out[pos] = _with_leaves(args[pos], new)
     return out
 
 
-def _directional(f: Callable, args: Sequence, steps: dict[int, Any], u: Any,
+def _difference(plus: Any, minus: Any, h: float) -> tuple[Any, Any]:
+    """(plus - minus) / 2h and max(|plus|, |minus|), leaf by leaf for structures."""
+    if isinstance(plus, np.ndarray) or not isinstance(kind_of_value(plus), tuple):
+        p, m = np.asarray(plus, np.float64), np.asarray(minus, np.float64)
+        return (p - m) / (2.0 * h), np.maximum(np.abs(p), np.abs(m))
+    pairs = [_difference(a, b, h) for (a, _), (b, _) in
+             zip(_leaves_of(plus), _leaves_of(minus), strict=True)]
+    return (_with_leaves(plus, [d for d, _ in pairs]),
+            _with_leaves(plus, [s for _, s in pairs]))
+
+
+def _directional(f: Callable, args: Sequence, steps: dict, u: Any,
                  h: float) -> tuple[float, float]:
     """<u, (f(x + h v) - f(x - h v)) / 2h> and a bound on its rounding error."""
-    plus = np.asarray(f(*_moved(args, steps, h)), dtype=np.float64)
-    minus = np.asarray(f(*_moved(args, steps, -h)), dtype=np.float64)
-    estimate = _inner(u, (plus - minus) / (2.0 * h))
-    scale = _inner(np.abs(u), np.maximum(np.abs(plus), np.abs(minus)))
+    slope, size = _difference(f(*_moved(args, steps, h)), f(*_moved(args, steps, -h)), h)
+    estimate = _inner(u, slope)
+    scale = _inner(_abs(u), size)
     return estimate, _ROUNDOFF_ULPS * _EPS * scale / (2.0 * h)
 
 
-def _step(args: Sequence, positions: Iterable[int]) -> float:
-    size = max([1.0] + [float(np.max(np.abs(args[p]), initial=0.0)) for p in positions])
+def _abs(value: Any) -> Any:
+    if isinstance(value, np.ndarray) or not isinstance(kind_of_value(value), tuple):
+        return np.abs(value)
+    return _with_leaves(value, [np.abs(v) for v, _ in _leaves_of(value)])
+
+
+def _leaf(args: Sequence, slot: tuple[int, int]) -> Any:
+    return _leaves_of(args[slot[0]])[slot[1]][0]
+
+
+def _step(args: Sequence, slots: Iterable[tuple[int, int]]) -> float:
+    size = max([1.0] + [float(np.max(np.abs(_leaf(args, s)), initial=0.0)) for s in slots])
     return 1e-6 * size
 
 
-def _check_entries(f, args, pos, grad, u, rng, rtol, atol, max_entries, path) -> None:
-    shape = np.shape(args[pos])
+def _check_entries(f, args, slot, grad, u, rng, rtol, atol, max_entries, path) -> None:
+    shape = np.shape(_leaf(args, slot))
     count = int(np.prod(shape))
     picks = range(count) if count <= max_entries else rng.choice(count, max_entries, False)
     flat = np.ravel(np.asarray(grad, dtype=np.float64))
-    h = _step(args, [pos])
+    h = _step(args, [slot])
+    where = f"argument {slot[0]}" + (f", leaf {slot[1]}" if slot[1] else "")
     for k in picks:
         direction = np.zeros(count)
         direction[k] = 1.0
-        estimate, rounding = _directional(f, args, {pos: direction.reshape(shape)}, u, h)
+        estimate, rounding = _directional(f, args, {slot: direction.reshape(shape)}, u, h)
         allowed = atol + rtol * abs(estimate) + rounding
         assert abs(flat[k] - estimate) <= allowed, (
-            f"{path} path: d/d(argument {pos})[{k}] is {flat[k]!r} but central finite "
+            f"{path} path: d/d({where})[{k}] is {flat[k]!r} but central finite "
             f"differences give {estimate!r} (difference {abs(flat[k] - estimate):.3e} > "
             f"{allowed:.3e})")
 
 
-def _check_dot_product(f, args, positions, grads, u, rng, rtol, atol, path) -> None:
-    steps = {p: rng.uniform(-1.0, 1.0, np.shape(args[p])) for p in positions}
-    estimate, rounding = _directional(f, args, steps, u, _step(args, positions))
-    terms = [_inner(g, steps[p]) for p, g in zip(positions, grads, strict=True)]
+def _check_dot_product(f, args, slots, u, rng, rtol, atol, path) -> None:
+    steps = {s: rng.uniform(-1.0, 1.0, np.shape(_leaf(args, s))) for s in slots}
+    estimate, rounding = _directional(f, args, steps, u, _step(args, slots))
+    terms = [_inner(g, steps[s]) for s, g in slots.items()]
     rhs = math.fsum(terms)
     allowed = atol + rtol * math.fsum(abs(t) for t in terms) + rounding
     assert abs(estimate - rhs) <= allowed, (
@@ -128,8 +199,10 @@ def _check_paths_agree(results: dict, path_rtol: float) -> None:
         return
     (first, (v1, g1)), *rest = results.items()
     for other, (v2, g2) in rest:
-        for what, a, b in [("value", v1, v2)] + [
-                (f"cotangent {i}", x, y) for i, (x, y) in enumerate(zip(g1, g2, strict=True))]:
-            a, b = np.asarray(a, np.float64), np.asarray(b, np.float64)
-            close = np.abs(a - b) <= path_rtol * np.maximum(np.abs(a), np.abs(b)) + 1e-300
-            assert np.all(close), f"{what}: {first} path gives {a!r}, {other} path {b!r}"
+        pairs = [("value", v1, v2)] + [(f"cotangent {i}", x, y)
+                                       for i, (x, y) in enumerate(zip(g1, g2, strict=True))]
+        for what, a, b in pairs:
+            for (x, _), (y, _) in zip(_leaves_of(a), _leaves_of(b), strict=True):
+                x, y = np.asarray(x, np.float64), np.asarray(y, np.float64)
+                close = np.abs(x - y) <= path_rtol * np.maximum(np.abs(x), np.abs(y)) + 1e-300
+                assert np.all(close), f"{what}: {first} path gives {a!r}, {other} path {b!r}"

@@ -154,7 +154,7 @@ def uses_walrus(x):
 
 
 def uses_dict_literal(x):
-    d = {"x": x}  # <- here
+    d = {1: x}  # <- here
     return x * 2.0 + len(d)
 
 

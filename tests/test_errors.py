@@ -49,7 +49,7 @@ REFUSALS = [
     Refusal(rc.uses_dict_comprehension, "{k: x", "dict comprehensions"),
     Refusal(rc.uses_list_item_write, "v[0]", "writing an item of a list"),
     Refusal(rc.uses_walrus, "y :=", "assignment expressions (':=')"),
-    Refusal(rc.uses_dict_literal, '{"x"', "dict values"),
+    Refusal(rc.uses_dict_literal, "1: x", "a dict's keys must be string constants"),
     Refusal(rc.uses_set_literal, "{x}", "set values"),
     Refusal(rc.uses_list_returned, "return", "the list 'v' can only grow"),
     Refusal(rc.uses_for_else, "for", "'for ... else'", (1.0, 3)),
@@ -64,7 +64,7 @@ REFUSALS = [
         rc.uses_c_function_inside_an_expression, "math.gamma", "'gamma' has no derivative rule"
     ),
     Refusal(rc.fact, "fact(x, n - 1)", "recursive call to 'fact'", (1.0, 3)),
-    Refusal(rc.dict_in_a_lambda, "{0: x}", "dict values"),
+    Refusal(rc.dict_in_a_lambda, "0: x", "a dict's keys must be string constants"),
     Refusal(
         rc.uses_undefined_name, "undefined_function", "name 'undefined_function' is not defined"
     ),

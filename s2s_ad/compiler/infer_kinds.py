@@ -23,12 +23,23 @@ from typing import Any
 
 import gast
 
+from s2s_ad.compiler.custom import split_of
 from s2s_ad.compiler.primitives import classify
+from s2s_ad.compiler.structure_access import (
+    MARKERS,
+    argument_kind,
+    builds_structure,
+    constructed,
+    field_kind,
+)
+from s2s_ad.compiler.syntax.annotations import get_anno
+from s2s_ad.errors import NonDifferentiableError
 from s2s_ad.kinds import (  # noqa: F401  (re-exported for the stages)
     NUMERIC,
     ArrayKind,
     Kind,
     ListKind,
+    StructKind,
     broadcast,
     carries_derivative,
     compared,
@@ -55,6 +66,9 @@ class _Kinds:
         return "unknown"
 
     def op(self, op: gast.expr) -> Kind | None:
+        structure = self.structure_op(op)
+        if structure is not _NOT_STRUCTURAL:
+            return structure
         prim = classify(op)
         kinds = [self.atom(a) for a in prim.operands]
         if prim.what == "copy":
@@ -85,7 +99,7 @@ class _Kinds:
                 return None
             if isinstance(prim.callee, types.FunctionType):
                 return self.callee_kind(prim.callee, kinds, op)
-            return foreign_kind(prim.callee)
+            return self.derivative_value_kind(prim, kinds, op)
         if prim.what == "unknown":
             return foreign_kind(prim.callee)
         if prim.what == "rule" and isinstance(op, gast.BinOp) and isinstance(op.op, gast.Add) \
@@ -97,6 +111,48 @@ class _Kinds:
         if prim.what == "rule":
             return self.rule_kind(prim, kinds, op)
         return "unknown"
+
+    def derivative_value_kind(self, prim, kinds: list, op: gast.expr) -> Kind:
+        """The value kind of a function known only by its registered derivative (a C
+        function's ``restype``, or the value its split forward part returns)."""
+        split = split_of(prim.custom)
+        if split is None:
+            return foreign_kind(prim.callee)
+        try:
+            pair = self.callee_kind(split[0], kinds, op)
+        except NonDifferentiableError:
+            return foreign_kind(prim.callee)
+        return pair[0] if isinstance(pair, tuple) and len(pair) == 2 else "unknown"
+
+    def structure_op(self, op: gast.expr) -> Any:
+        """The kind of an operation on structures (see structure_access), None while
+        not known, or ``_NOT_STRUCTURAL``."""
+        if isinstance(op, gast.Attribute):
+            return field_kind(self.atom(op.value), op.attr)
+        if isinstance(op, gast.Subscript) and isinstance(op.slice, gast.Constant) and \
+                isinstance(op.slice.value, str):
+            return field_kind(self.atom(op.value), op.slice.value)
+        if isinstance(op, gast.Tuple) and get_anno(op, "structure") is not None:
+            kinds = [self.atom(a) for a in op.elts]
+            return None if None in kinds else get_anno(op, "structure").with_items(kinds)
+        if not isinstance(op, gast.Call):
+            return _NOT_STRUCTURAL
+        callee = get_anno(op, "callee")
+        if any(callee is m for m in MARKERS):
+            return None  # lowered to a direct call once the object's kind is known
+        if op.args and isinstance(self.atom(op.args[0]), StructKind):
+            if get_anno(op, "attribute") is not None:  # p.size of a structure: a field
+                return field_kind(self.atom(op.args[0]), get_anno(op, "attribute"))
+            if get_anno(op, "method") is not None:
+                return None
+        if not builds_structure(callee):
+            return _NOT_STRUCTURAL
+        atoms = list(op.args) + [k.value for k in op.keywords]
+        try:
+            return constructed(callee, [argument_kind(self.atom(a), a) for a in atoms],
+                               [k.arg for k in op.keywords])
+        except ValueError:
+            return "unknown"  # lowering reports it at its line
 
     def rule_kind(self, prim, kinds: list, op: gast.expr) -> Kind | None:
         kind = prim.rule.kind
@@ -135,6 +191,9 @@ class _Kinds:
                 changed |= self.stmts(s.body)
                 changed |= self.stmts(getattr(s, "orelse", []))
         return changed
+
+
+_NOT_STRUCTURAL = object()
 
 
 def tuple_item_kind(base: tuple, index: gast.expr) -> Kind:

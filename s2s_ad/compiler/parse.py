@@ -62,7 +62,6 @@ _REFUSED: dict[type, tuple[str, str]] = {
     gast.DictComp: ("dict comprehensions are not differentiable", "write a for loop"),
     gast.NamedExpr: ("assignment expressions (':=') are not supported",
                      "assign on a separate line"),
-    gast.Dict: ("dict values are not differentiable", "use a tuple or a dataclass"),
     gast.Set: ("set values are not differentiable", "use a tuple"),
 }
 if hasattr(gast, "TryStar"):

@@ -32,6 +32,7 @@ from s2s_ad.compiler.linking import load_module
 from s2s_ad.compiler.normalize import NormalFunction, normalize, split_versions
 from s2s_ad.compiler.reverse import Generated, reverse
 from s2s_ad.compiler.reverse.context import Linker
+from s2s_ad.compiler.structure_access import lower_structures
 from s2s_ad.compiler.tuple_arguments import arrays_for_tuples
 from s2s_ad.errors import ZeroDerivativeWarning
 from s2s_ad.kinds import Kind, kind_of_value
@@ -54,6 +55,8 @@ class Transform:
     result_kind: Kind = "unknown"
     zero_derivatives: list[ZeroDerivative] = field(default_factory=list)
     warned: bool = False
+    structured: bool = False  # an argument is (or holds) a structure: pass its leaves
+    structured_result: bool = False  # the result is (or holds) one: rebuild it
 
     def warn_zero_derivatives(self) -> None:
         """Issue each ZeroDerivativeWarning once, at the user's file and line."""
@@ -113,7 +116,7 @@ def _infer_kinds(normal: NormalFunction, arg_kinds: list[Kind], linker: Linker) 
     def callee_kind(callee, kinds, call):
         return linker(callee, kinds, True, call).result_kind
 
-    kinds = infer_kinds(normal.node, env, callee_kind)
+    kinds = _lowered_structures(normal, env, callee_kind)
     rebound = rebound_names(normal.node, kinds, arguments, callee_kind)
     versions = (split_versions(normal.node, rebound, normal.namer, normal.return_flag)
                 if rebound else set())
@@ -125,6 +128,26 @@ def _infer_kinds(normal: NormalFunction, arg_kinds: list[Kind], linker: Linker) 
         return kinds
     normal.locals |= converted
     return infer_kinds(normal.node, env, callee_kind)
+
+
+def _lowered_structures(normal: NormalFunction, env: dict[str, Kind], callee_kind) -> dict:
+    """Kinds, with structure operations rewritten to tuple operations as the kinds of
+    the structures become known (a method's result can be a structure, and so on)."""
+    kinds = infer_kinds(normal.node, env, callee_kind)
+    statics: dict = {}
+    for _ in range(_LOWERING_ROUNDS):
+        fresh, changed = lower_structures(normal.node, kinds, normal.namer, statics,
+                                          normal.parsed.location)
+        if not changed:
+            break
+        normal.locals |= fresh
+        kinds = infer_kinds(normal.node, env, callee_kind)
+    lower_structures(normal.node, kinds, normal.namer, statics, normal.parsed.location,
+                     final=True)
+    return kinds
+
+
+_LOWERING_ROUNDS = 20
 
 
 def stage_source(t: Transform, stage: str) -> str:

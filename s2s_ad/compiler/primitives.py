@@ -16,7 +16,13 @@ import gast
 
 from s2s_ad.compiler.ir import LocalFunction
 from s2s_ad.compiler.syntax.annotations import get_anno
-from s2s_ad.markers import CustomDerivative, custom_derivative, with_derivative, without_derivative
+from s2s_ad.markers import (
+    CustomDerivative,
+    RecomputedFunction,
+    custom_derivative,
+    with_derivative,
+    without_derivative,
+)
 from s2s_ad.rules import Rule, lookup, operator_rule
 
 
@@ -38,6 +44,7 @@ class Primitive:
     rule: Rule | None = None
     callee: Any = None
     custom: CustomDerivative | None = None
+    recompute: bool = False  # a function whose pullback recomputes its forward run
 
     def differentiable_operands(self) -> list[tuple[int, gast.expr]]:
         """(position, operand) pairs through which a derivative can flow."""
@@ -104,6 +111,8 @@ def classify(op: gast.expr) -> Primitive:
         custom = custom_derivative(callee)
         if custom is not None:
             return Primitive("custom", list(op.args), None, callee, custom)
+        if isinstance(callee, RecomputedFunction):
+            return Primitive("function", list(op.args), None, callee.fn, recompute=True)
         if callee is with_derivative:
             return Primitive("hook", list(op.args), None, callee)
         if callee is without_derivative:

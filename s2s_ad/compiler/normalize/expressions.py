@@ -20,6 +20,7 @@ import numpy as np
 
 from s2s_ad import runtime
 from s2s_ad.compiler.ir import GlobalRead, LocalFunction
+from s2s_ad.compiler.structure_access import builds_structure, call_method, call_value
 from s2s_ad.compiler.syntax.annotations import get_anno, set_anno
 from s2s_ad.compiler.syntax.builders import assigned_names, const, load
 from s2s_ad.compiler.syntax.names import op_word
@@ -130,13 +131,16 @@ class ExpressionNormalizer:
             return False
 
     def attribute(self, node: gast.Attribute) -> gast.expr:
-        """``x.T``, ``x.shape``, ``x.size``, ``x.ndim`` of an array as calls."""
+        """``x.T``, ``x.shape``, ``x.size``, ``x.ndim`` of an array as calls; any other
+        attribute is a structure's field, read as written (the kinds stage lowers it)."""
         if node.attr not in ARRAY_ATTRIBUTES:
-            raise self.error(node, f"reading the attribute '{node.attr}' of a value is not "
-                             "supported yet", "read it into a variable outside the function")
+            read = gast.Attribute(value=self.atom(node.value), attr=node.attr, ctx=gast.Load())
+            return self.temp(gast.copy_location(read, node),
+                             f"{atom_word(read.value)}_{node.attr}", node)
         target = ARRAY_ATTRIBUTES[node.attr]
         call = gast.Call(func=node, args=[self.atom(node.value)], keywords=[])
         set_anno(call, "callee", target)
+        set_anno(call, "attribute", node.attr)  # a structure's field, if that is what it is
         gast.copy_location(call, node)
         stem = f"{atom_word(call.args[0])}_{'T' if node.attr == 'T' else node.attr}"
         return self.temp(call, stem, node)
@@ -199,6 +203,8 @@ class ExpressionNormalizer:
             return self.call(node)
         if isinstance(node, gast.Tuple):
             return gast.Tuple(elts=[self.atom(e) for e in node.elts], ctx=gast.Load()), "tup"
+        if isinstance(node, gast.Dict):
+            return self.dict_display(node), "d"
         if isinstance(node, gast.Subscript):
             return self.subscript(node)
         if isinstance(node, gast.IfExp | gast.BoolOp):
@@ -210,6 +216,18 @@ class ExpressionNormalizer:
         if is_atom(node) or isinstance(node, gast.Attribute):
             return self.atom(node), "t"
         raise self.error(node, f"{type(node).__name__} expressions are not supported")
+
+    def dict_display(self, node: gast.Dict) -> gast.Call:
+        """``{"w": a, "b": b}`` as ``dict(w=a, b=b)``: a structure (keys are strings)."""
+        keywords = []
+        for key, value in zip(node.keys, node.values, strict=True):
+            if not (isinstance(key, gast.Constant) and isinstance(key.value, str)):
+                raise self.error(key or node, "a dict's keys must be string constants here",
+                                 "use a dict with string keys, a dataclass or a tuple")
+            keywords.append(gast.keyword(arg=key.value, value=self.atom(value)))
+        call = gast.Call(func=load("dict"), args=[], keywords=keywords)
+        set_anno(call, "callee", dict)
+        return call
 
     def compare(self, node: gast.Compare) -> tuple[gast.expr, str]:
         if len(node.ops) == 1:
@@ -280,20 +298,15 @@ class ExpressionNormalizer:
         if isinstance(node, gast.Constant) and node.value is None:
             return node
         value = self.atom(node)
-        if isinstance(value, gast.Constant) and not isinstance(value.value, int):
+        if isinstance(value, gast.Constant) and not isinstance(value.value, int | str):
             raise self.error(node, "an index must be an integer or a slice")
         return value
 
     def method(self, node: gast.Call) -> tuple[Any, list[gast.expr], list[gast.keyword]]:
         """``x.sum(axis=0)`` on an array as ``np.sum(x, axis=0)``."""
         attr = node.func.attr
-        if attr not in ARRAY_METHODS:
-            hint = (f"call the NumPy function instead (np.{attr}(x, ...))"
-                    if callable(getattr(np, attr, None)) else
-                    "compute the value outside the function and pass it in as an argument")
-            raise self.error(node.func, f"the method '{attr}' is not supported (only "
-                             "methods of arrays: " + ", ".join(sorted(ARRAY_METHODS)) + ")",
-                             hint)
+        if attr not in ARRAY_METHODS:  # a structure's method (the kinds stage checks)
+            return call_method, [node.func.value, const(attr), *node.args], list(node.keywords)
         target = ARRAY_METHODS[attr]
         args = [node.func.value] + list(node.args)
         if attr == "reshape" and len(node.args) > 1:
@@ -316,7 +329,9 @@ class ExpressionNormalizer:
 
     def call(self, node: gast.Call) -> tuple[gast.expr, str]:
         func = node.func
+        method_name = None
         if isinstance(func, gast.Attribute) and self._is_array_value(func.value):
+            method_name = func.attr
             target, args, keywords = self.method(node)
             method_call = gast.Call(func=func, args=args, keywords=keywords)
             gast.copy_location(method_call, node)
@@ -328,9 +343,10 @@ class ExpressionNormalizer:
         else:
             try:
                 target = self.resolve(func)
-            except KeyError:
-                raise self.error(node, "calling a method or a local variable is not "
-                                 "supported yet", "call a module-level function") from None
+            except KeyError:  # a local value: a structure, or a function in a field
+                target = call_value
+                node = gast.copy_location(gast.Call(func=func, args=[func, *node.args],
+                                                    keywords=node.keywords), node)
         if target is range:
             raise self.error(node, "range(...) is only supported as a for-loop iterable")
         args, keywords = self.bind(node, target)
@@ -344,14 +360,22 @@ class ExpressionNormalizer:
             args = [acc, args[-1]]
         call = gast.Call(func=func, args=args, keywords=keywords)
         set_anno(call, "callee", target)
+        if method_name is not None and target is not call_method:
+            set_anno(call, "method", method_name)  # a structure's method, if it is one
         name = getattr(target, "__name__", "call")
         stem = f"{name}_{atom_word(args[0])}" if len(args) == 1 else name
+        if target is call_method:
+            stem = f"{atom_word(args[0])}_{args[1].value}"
+        elif target is call_value:
+            stem = f"{atom_word(args[0])}_out"
         return call, stem
 
     def bind(self, node: gast.Call, target: Any) -> tuple[list[gast.expr], list[gast.keyword]]:
         """Atoms for the arguments; keywords of Python functions bound to positions."""
         fn = target.parsed if isinstance(target, LocalFunction) else target
-        if isinstance(target, LocalFunction) or (
+        if target is call_method or target is call_value or builds_structure(target):
+            pass  # bound by the kinds stage (structure_access)
+        elif isinstance(target, LocalFunction) or (
                 isinstance(fn, types.FunctionType) and node.keywords):
             params = fn.params if isinstance(target, LocalFunction) else list(
                 inspect.signature(fn).parameters)

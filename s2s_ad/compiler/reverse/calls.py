@@ -82,6 +82,12 @@ def primal_value(cx: Context, value: gast.Call, s: gast.stmt) -> gast.expr:
         link = link_callee(cx, prim, primal_only=True, call=s)
         return gast.Call(func=load(link.primal), args=args + passed_globals(cx, link),
                          keywords=[])
+    split = _linkable_split(cx, prim) if prim.what == "custom" else None
+    if split is not None:  # a differentiable_function: the value its derivative returns
+        link = link_callee(cx, prim, split[0], primal_only=True)
+        pair = gast.Call(func=load(link.primal), args=args + passed_globals(cx, link),
+                         keywords=[])
+        return subscript_of(pair, 0)
     name = cx.external(prim.callee)
     return gast.Call(func=load(name), args=args, keywords=value.keywords)
 
@@ -121,6 +127,8 @@ def passed_globals(cx: Context, link: CalleeLink, in_pullback: bool = False) -> 
 
 
 def call_function(cx: Context, s: gast.Assign, target: str, prim: Primitive, where: Where):
+    if prim.recompute:
+        return call_recomputed(cx, s, target, prim, where)
     link = link_callee(cx, prim, call=s)
     res = cx.namer.fresh(f"{link.primal}_residuals")
     cx.kinds[res] = "unknown"
@@ -144,6 +152,39 @@ def call_function(cx: Context, s: gast.Assign, target: str, prim: Primitive, whe
     return [fwd_call] + f, rev + cx.reset(target, prim)
 
 
+def call_recomputed(cx: Context, s: gast.Assign, target: str, prim: Primitive,
+                    where: Where):
+    """A call of a ``recompute_in_pullback`` function: the forward sweep runs its primal
+    and keeps only its arguments; the pullback runs its forward again, then its pullback."""
+    link = link_callee(cx, prim, call=s)
+    primal = gast.Call(func=load(link.primal), args=list(prim.operands) + passed_globals(cx, link),
+                       keywords=[])
+    fwd_call = assign(target, primal, cx.line)
+    fwd, rev_restore, saved = [], [], []
+    for atom in prim.operands:
+        f, p, expr = saving.save(cx, atom, where)
+        fwd += f
+        rev_restore += p
+        saved.append(expr)
+    res = cx.namer.fresh(f"{link.primal}_residuals")
+    again = cx.namer.fresh(f"{link.primal}_again")
+    cx.kinds[res] = "unknown"
+    rerun = gast.Assign(targets=[gast.Tuple(elts=[store(again), store(res)], ctx=gast.Store())],
+                        value=gast.Call(func=load(link.forward),
+                                        args=saved + passed_globals(cx, link, in_pullback=True),
+                                        keywords=[]), type_comment=None)
+    set_anno(rerun, "line", cx.line)
+    head, g = cx.grad_source(target, prim)
+    grads = cx.namer.fresh(f"{link.primal}_grads")
+    rev = [cx.header()] + rev_restore + head + [rerun, assign(
+        grads, gast.Call(func=load(link.pullback), args=[load(res), g], keywords=[]), cx.line)]
+    for out_index, pos in enumerate(link.wrt_positions):
+        atom = prim.operands[pos]
+        if cx.active(atom):
+            rev += cx.accumulate(atom.id, cx.kind(atom), subscript_of(load(grads), out_index))
+    return fwd + [fwd_call], rev + cx.reset(target, prim)
+
+
 def call_hook(cx: Context, s: gast.Assign, target: str, prim: Primitive, where: Where):
     """``v = with_derivative(x, hook)``: the pullback runs the hook on ``d_v``."""
     x, hook = prim.operands
@@ -160,7 +201,7 @@ def call_hook(cx: Context, s: gast.Assign, target: str, prim: Primitive, where: 
 def call_custom(cx: Context, s: gast.Assign, target: str, prim: Primitive, where: Where):
     """A call of a function with a registered derivative (Swift's form)."""
     custom = prim.custom
-    split = split_of(custom)
+    split = _linkable_split(cx, prim)
     res = cx.namer.fresh(f"{target}_pullback" if split is None
                            else f"{target}_residuals")
     cx.kinds[res] = "unknown"
@@ -201,6 +242,24 @@ def call_custom(cx: Context, s: gast.Assign, target: str, prim: Primitive, where
             part = load(grads) if len(positions) == 1 else subscript_of(load(grads), k)
             rev += cx.accumulate(atom.id, cx.kind(atom), part)
     return [fwd_call] + f, rev + cx.reset(target, prim)
+
+
+def _linkable_split(cx: Context, prim: Primitive) -> Any:
+    """The split (forward, pullback) of a registered derivative when both parts can be
+    transformed (then Numba can compile them); None to call the derivative as it is
+    (a pullback that calls ``ad.pullback``, say: Python runs it)."""
+    split = split_of(prim.custom)
+    if split is None:
+        return None
+    try:
+        fwd_link = link_callee(cx, prim, split[0], primal_only=True)
+        res_kind = fwd_link.transform.result_kind
+        kinds = [res_kind[1] if isinstance(res_kind, tuple) else "unknown",
+                 fwd_link.transform.result_kind[0] if isinstance(res_kind, tuple) else "unknown"]
+        cx.linker(split[1], kinds, True, None)
+    except NonDifferentiableError:
+        return None
+    return split
 
 
 def unknown_call(cx: Context, s: gast.stmt, prim: Primitive) -> NonDifferentiableError:
