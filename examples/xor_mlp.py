@@ -28,18 +28,18 @@ class Model(nn.Layer):
     layer2: nn.Dense
 
     def __call__(self, x: np.ndarray) -> np.ndarray:
-        h1 = ad.with_derivative(self.layer1(x), show_layer1)
+        h1 = ad.with_derivative(self.layer1(x), lambda d: show_layer1(d))
         return self.layer2(h1)
 
 
 def loss(model: Model, x: np.ndarray, y: np.ndarray) -> np.floating:
-    y_hat = ad.with_derivative(model(x), show_y_hat)
+    y_hat = ad.with_derivative(model(x), lambda d: show_y_hat(d))
     return nn.mean_squared_error(y_hat, y)
 
 
 def main() -> list[float]:
-    model = Model(nn.Dense.init(2, 10, activation=nn.relu, seed=1),
-                  nn.Dense.init(10, 1, activation=nn.relu, seed=2))
+    model = Model(nn.Dense.init(2, 10, activation=nn.relu, seed=11),
+                  nn.Dense.init(10, 1, activation=nn.relu, seed=12))
     optimizer = nn.SGD(model, learning_rate=0.02)
     x = np.array([[0, 0], [0, 1], [1, 0], [1, 1]], dtype=np.float32)
     y = np.array([[0], [1], [1], [0]], dtype=np.float32)
