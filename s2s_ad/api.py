@@ -252,14 +252,14 @@ class DifferentiableFunction:
                 return hit[0], hit[1], ()
             values = hit[0].global_values()
             if tuple([_type_key(v) for v in values]) == hit[2]:
-                return hit[0], hit[1], values
+                return hit[0], hit[1], hit[0].passed(values)
         with _compiling:  # one first call at a time (threads)
             t = self.prepare(args, defaulted)
             values = t.global_values()
             fn = self.callable_for(t, getattr(t.generated, role).name,
-                                   lowered_args(t, args) + values)
+                                   lowered_args(t, args) + t.passed(values))
             self._entries[key] = (t, fn, tuple([_type_key(v) for v in values]))
-        return t, fn, values
+        return t, fn, t.passed(values)
 
 
 def _holds_structure_kind(kind: Any) -> bool:

@@ -146,7 +146,8 @@ def explain(f: Callable, *args: Any) -> Explanation:
     scalar = t.result_kind in ("float", "int", "bool")
     hot = (t.generated.fused if scalar else t.generated.forward).name
     if args or not df.status:
-        df.callable_for(t, hot, lowered_args(t, args or _example_args(df)) + t.global_values())
+        df.callable_for(t, hot, lowered_args(t, args or _example_args(df))
+                        + t.passed(t.global_values()))
     entries = dict(df.status)
     path, reason = entries.get(hot) or next(iter(entries.values()), ("python", "not run"))
     return Explanation(function=t.name, path=path, reason=reason, entries=entries)

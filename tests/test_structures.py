@@ -215,3 +215,27 @@ def test_names_the_generated_code_uses_are_the_users_own():
         return np.sum(tape.d_value * tape.residuals) + tape.result * residuals.result
 
     check_grads(pullback, Tape(1.5, np.arange(1.0, 4.0)), 0.7)
+
+
+@dataclass
+class Linear:
+    weight: np.ndarray
+
+    def __call__(self, inputs):
+        return inputs @ self.weight
+
+
+captured = Linear(np.ones((3, 2)))
+
+
+def test_a_captured_structure_is_read_at_every_call():
+    def f(inputs):
+        return np.sum(captured(inputs) ** 2)
+
+    global captured
+    inputs = np.arange(3.0)
+    # sum((x W)^2) has gradient 2 W (x W): with W = ones, x W = (3, 3) -> 12 each
+    np.testing.assert_array_equal(ad.gradient(f)(inputs), [12.0, 12.0, 12.0])
+    captured = Linear(2.0 * np.ones((3, 2)))  # x W = (6, 6) -> 2 * 2 * (6 + 6) = 48
+    np.testing.assert_array_equal(ad.gradient(f)(inputs), [48.0, 48.0, 48.0])
+    check_grads(f, inputs)

@@ -35,7 +35,8 @@ from s2s_ad.compiler.reverse.context import Linker
 from s2s_ad.compiler.structure_access import lower_structures
 from s2s_ad.compiler.tuple_arguments import arrays_for_tuples
 from s2s_ad.errors import ZeroDerivativeWarning
-from s2s_ad.kinds import Kind, kind_of_value
+from s2s_ad.kinds import Kind, is_structure, kind_of_value
+from s2s_ad.structures import leaves
 
 STAGES = ("parse", "anf", "forward", "pullback", "fused", "module")
 
@@ -57,6 +58,7 @@ class Transform:
     warned: bool = False
     structured: bool = False  # an argument is (or holds) a structure: pass its leaves
     structured_result: bool = False  # the result is (or holds) one: rebuild it
+    structured_globals: bool = False  # a global variable it reads is a structure
 
     def warn_zero_derivatives(self) -> None:
         """Issue each ZeroDerivativeWarning once, at the user's file and line."""
@@ -84,6 +86,12 @@ class Transform:
         """The current values of :attr:`hidden`, read now."""
         return tuple(read.value() for read in self.generated.hidden)
 
+    def passed(self, values: tuple) -> tuple:
+        """Global ``values`` as the generated functions take them (structures as leaves)."""
+        if not self.structured_globals:
+            return values
+        return tuple(leaves(v) for v in values)
+
 
 def run_stages(parsed: ParsedFunction, arg_kinds: list[Kind], wrt_positions: list[int],
                float_dtype: str, linker: Linker) -> Transform:
@@ -100,6 +108,7 @@ def run_stages(parsed: ParsedFunction, arg_kinds: list[Kind], wrt_positions: lis
                   result_kind=result_kind(normal.node, kinds))
     t.zero_derivatives = zero_derivatives(normal.node, wrt, kinds, parsed.name)
     t.generated = reverse(normal, kinds, activity, wrt, float_dtype, linker)
+    t.structured_globals = any(is_structure(read.value()) for read in t.generated.hidden)
     t.module = load_module(t.name, parsed, normal, kinds, t.generated)
     return t
 

@@ -24,6 +24,7 @@ from s2s_ad.compiler.structure_access import builds_structure, call_method, call
 from s2s_ad.compiler.syntax.annotations import get_anno, set_anno
 from s2s_ad.compiler.syntax.builders import assigned_names, const, load
 from s2s_ad.compiler.syntax.names import op_word
+from s2s_ad.kinds import is_structure
 
 _NUMBER = (numbers.Number, np.generic)
 
@@ -87,7 +88,8 @@ class ExpressionNormalizer:
         except KeyError:
             raise self.error(node, "attribute reads on values are not supported yet",
                              "read the field into a variable outside the function") from None
-        if isinstance(node, gast.Name) and isinstance(value, (np.ndarray, bool, *_NUMBER)):
+        if isinstance(node, gast.Name) and (isinstance(value, (np.ndarray, bool, *_NUMBER))
+                                            or is_structure(value)):
             return load(self.global_read(node.id))
         if isinstance(value, bool | type(None) | str) or isinstance(value, _NUMBER):
             return const(value.item() if isinstance(value, np.generic) else value)
@@ -344,6 +346,8 @@ class ExpressionNormalizer:
             try:
                 target = self.resolve(func)
             except KeyError:  # a local value: a structure, or a function in a field
+                target = None
+            if target is None or is_structure(target):  # called through its __call__
                 target = call_value
                 node = gast.copy_location(gast.Call(func=func, args=[func, *node.args],
                                                     keywords=node.keywords), node)
