@@ -198,22 +198,50 @@ def _residual_bytes(pullback) -> int:
     return total
 
 
+def _gradients_and_residual_bytes(loss, model, *args):
+    value, pullback = ad.value_with_pullback(loss, model, *args)
+    return value, pullback(1.0), _residual_bytes(pullback)
+
+
 def test_discarding_activations_keeps_less_and_gives_the_same_gradient():
     images, labels = _images((4, 6, 6, 2)), np.array([0, 1, 2, 1])
-    results = {}
-    for discarding in (False, True):
-        model = _small_cnn(discarding)
-        value, pullback = ad.value_with_pullback(cnn_loss, model, images, labels)
-        results[discarding] = (value, pullback(1.0), _residual_bytes(pullback))
-    (v0, g0, kept0), (v1, g1, kept1) = results[False], results[True]
+    v0, g0, kept0 = _gradients_and_residual_bytes(cnn_loss, _small_cnn(False), images, labels)
+    v1, g1, kept1 = _gradients_and_residual_bytes(cnn_loss, _small_cnn(True), images, labels)
     assert v0 == v1
-    model0, model1 = g0[0], g1[0]
     for name in ("filter", "bias"):
-        np.testing.assert_array_equal(getattr(model0.conv, name), getattr(model1.conv.layer, name))
-    np.testing.assert_array_equal(model0.dense.weight, model1.dense.weight)
+        np.testing.assert_array_equal(getattr(g0[0].conv, name), getattr(g1[0].conv.layer, name))
+    np.testing.assert_array_equal(g0[0].dense.weight, g1[0].dense.weight)
     np.testing.assert_array_equal(g0[1], g1[1])
     # without discarding, at least the convolution's pre-activation [4, 4, 4, 3] is kept
     assert kept1 <= kept0 - 4 * 4 * 4 * 3 * 8, (kept0, kept1)
+
+
+@dataclasses.dataclass(frozen=True)
+class TwoDense(nn.Layer):
+    first: nn.Layer
+    second: nn.Dense
+
+    def __call__(self, x):
+        return self.second(self.first(x))
+
+
+def sum_of_squares(model, x):
+    return np.sum(model(x) ** 2)
+
+
+def test_discarding_a_dense_layer_keeps_less_and_gives_the_same_gradient():
+    first = nn.Dense.init(3, 50, activation=nn.tanh, seed=0, dtype=np.float64)
+    second = nn.Dense.init(50, 2, seed=1, dtype=np.float64)
+    x = _images((8, 3))
+    v0, g0, kept0 = _gradients_and_residual_bytes(sum_of_squares, TwoDense(first, second), x)
+    v1, g1, kept1 = _gradients_and_residual_bytes(
+        sum_of_squares, TwoDense(first.discarding_activations(), second), x)
+    assert v0 == v1
+    np.testing.assert_array_equal(g0[0].first.weight, g1[0].first.layer.weight)
+    np.testing.assert_array_equal(g0[0].second.weight, g1[0].second.weight)
+    np.testing.assert_array_equal(g0[1], g1[1])
+    # the plain first layer keeps its pre-activation x @ w + b, [8, 50] floats
+    assert kept1 <= kept0 - 8 * 50 * 8, (kept0, kept1)
 
 
 def test_discarding_activations_checks_against_finite_differences():
