@@ -21,83 +21,27 @@ from typing import Any
 
 import numpy as np
 
+from .boundary import (
+    cast_like,
+    check_cotangent,
+    holds_structure_kind,
+    is_differentiable_value,
+    lowered_args,
+    passed_globals,
+    raised,
+    type_key,
+)
 from .compiler.custom import calling_wrapper
 from .compiler.jit import signature_text
 from .compiler.pipeline import Transform
 from .compiler.transforms import parsed_function, transform
 from .errors import ArgumentError, IntegerArgumentWarning, JitError, NonDifferentiableError
-from .kinds import StructKind, carries_derivative, is_structure, kind_of_value
+from .kinds import kind_of_value
 from .markers import RecomputedFunction, custom_derivative, source_function
-from .structures import has_structure, leaves, rebuild
+from .structures import leaves
 from .tracebacks import add_location_note
 
 JitOption = bool | str
-
-
-def _is_differentiable_value(value: Any) -> bool:
-    if isinstance(value, np.ndarray):
-        return value.dtype.kind == "f"
-    if isinstance(value, bool | np.bool_):
-        return False
-    if isinstance(value, float | np.floating):
-        return True
-    if is_structure(value):
-        return carries_derivative(kind_of_value(value))
-    if isinstance(value, tuple):
-        return any(_is_differentiable_value(v) for v in value)
-    return False
-
-
-def _type_key(value: Any) -> Any:
-    """What decides the generated code and its compiled specialisation for a value
-    (cheap: it is computed for every argument of every call)."""
-    cls = type(value)
-    if cls is float or cls is int:
-        return cls
-    if cls is np.ndarray:
-        return (cls, value.dtype, value.ndim, value.flags.num & 3)
-    if isinstance(value, np.ndarray):  # dtype, rank and C/F contiguity (low flag bits)
-        return (cls, value.dtype, value.ndim, value.flags.num & 3)
-    if is_structure(value):  # its kind (fields, static values) and its leaves' types
-        return (cls, kind_of_value(value), _type_key(leaves(value)))
-    if isinstance(value, tuple):
-        return (cls, *(_type_key(v) for v in value))
-    return cls
-
-
-def lowered_args(t: Transform, args: tuple) -> tuple:
-    """``args`` as generated code takes them: structures as tuples of their leaves."""
-    if not t.structured:
-        return args
-    return tuple(leaves(a) if has_structure(a) else a for a in args)
-
-
-def _raised(t: Transform, value: Any) -> Any:
-    """A result of generated code as the user's function returns it (structures rebuilt)."""
-    return rebuild(t.result_kind, value) if t.structured_result else value
-
-
-def _cast_like(grad: Any, arg: Any) -> Any:
-    """The cotangent ``grad`` in the type (and dtype) of the argument ``arg``."""
-    cls = type(arg)
-    if cls is not tuple and is_structure(arg):
-        return rebuild(kind_of_value(arg), grad, like=arg, cast=_cast_like)
-    if cls is float:
-        return grad if type(grad) is float else float(grad)
-    if cls is np.ndarray:
-        if type(grad) is np.ndarray and (grad.dtype is arg.dtype or grad.dtype == arg.dtype) \
-                and grad.shape == arg.shape:
-            return grad
-        return np.asarray(grad, dtype=arg.dtype).reshape(arg.shape)
-    if isinstance(arg, tuple):
-        return tuple(_cast_like(g, a) for g, a in zip(grad, arg, strict=True))
-    if isinstance(arg, np.ndarray):
-        return np.asarray(grad, dtype=arg.dtype).reshape(arg.shape)
-    if isinstance(arg, np.floating):
-        return type(arg)(grad)
-    if isinstance(arg, float):
-        return float(grad)
-    return grad
 
 
 class DifferentiableFunction:
@@ -156,7 +100,7 @@ class DifferentiableFunction:
             raise self.error
         args, _ = self.bind(args, kwargs)
         t, primal, global_values = self.entry("primal", args)
-        return _raised(t, _running(t, primal, *lowered_args(t, args), *global_values))
+        return raised(t, _running(t, primal, *lowered_args(t, args), *global_values))
 
     def bind(self, args: tuple, kwargs: dict) -> tuple[tuple, frozenset[int]]:
         """The arguments of a call as the original accepts them (keywords,
@@ -192,10 +136,10 @@ class DifferentiableFunction:
                                     f"dtype {a.dtype}; only numeric arrays are supported")
         if self.wrt is None:
             return [i for i, a in enumerate(args)
-                    if _is_differentiable_value(a) and i not in defaulted]
+                    if is_differentiable_value(a) and i not in defaulted]
         positions = [params.index(w) for w in self.wrt]
         for i in positions:
-            if not _is_differentiable_value(args[i]):
+            if not is_differentiable_value(args[i]):
                 raise ArgumentError(
                     f"argument '{params[i]}' of {self.__name__} is differentiated but its "
                     f"value {args[i]!r} is a {type(args[i]).__name__}, not a float")
@@ -213,8 +157,8 @@ class DifferentiableFunction:
         if custom_derivative(self.fn) is not None:
             target = calling_wrapper(self.fn, parsed_function(source_function(self.fn)))
         t = transform(target, kinds, positions, dtype)
-        t.structured = any(map(_holds_structure_kind, kinds))
-        t.structured_result = _holds_structure_kind(t.result_kind)
+        t.structured = any(map(holds_structure_kind, kinds))
+        t.structured_result = holds_structure_kind(t.result_kind)
         t.warn_zero_derivatives()
         self.last = t
         return t
@@ -245,27 +189,21 @@ class DifferentiableFunction:
         argument types this is a dictionary lookup and one read per global;
         Numba's dispatcher then picks the compiled code.
         """
-        key = (role, defaulted, *map(_type_key, args))
+        key = (role, defaulted, *map(type_key, args))
         hit = self._entries.get(key)
         if hit is not None:
             if not hit[2]:  # reads no global variable
                 return hit[0], hit[1], ()
             values = hit[0].global_values()
-            if tuple([_type_key(v) for v in values]) == hit[2]:
-                return hit[0], hit[1], hit[0].passed(values)
+            if tuple([type_key(v) for v in values]) == hit[2]:
+                return hit[0], hit[1], passed_globals(hit[0], values)
         with _compiling:  # one first call at a time (threads)
             t = self.prepare(args, defaulted)
             values = t.global_values()
             fn = self.callable_for(t, getattr(t.generated, role).name,
-                                   lowered_args(t, args) + t.passed(values))
-            self._entries[key] = (t, fn, tuple([_type_key(v) for v in values]))
-        return t, fn, t.passed(values)
-
-
-def _holds_structure_kind(kind: Any) -> bool:
-    if isinstance(kind, StructKind):
-        return True
-    return isinstance(kind, tuple) and any(map(_holds_structure_kind, kind))
+                                   lowered_args(t, args) + passed_globals(t, values))
+            self._entries[key] = (t, fn, tuple([type_key(v) for v in values]))
+        return t, fn, passed_globals(t, values)
 
 
 def _running(t: Transform, fn: Callable, *args: Any) -> Any:
@@ -340,10 +278,10 @@ def differentiable(fn: Callable | None = None, *, wrt: Iterable[str] | None = No
 def _grads(t: Transform, raw: tuple, args: tuple) -> Any:
     positions = t.wrt_positions
     if len(positions) == 1:
-        return _cast_like(raw[0], args[positions[0]])
+        return cast_like(raw[0], args[positions[0]])
     out = []
     for k, i in enumerate(positions):
-        out.append(_cast_like(raw[k], args[i]))
+        out.append(cast_like(raw[k], args[i]))
     return tuple(out)
 
 
@@ -452,11 +390,11 @@ def value_with_pullback(f: Callable, *args: Any, wrt: Wrt = None,
     t, forward, global_values = df.entry("forward", args, defaulted)
     _check_integers(df, t, args)
     value, residuals = _running(t, forward, *lowered_args(t, args), *global_values)
-    value = _raised(t, value)
+    value = raised(t, value)
     compiled: list[Callable] = []
 
     def pullback_of(cotangent: Any) -> Any:
-        _check_cotangent(df, value, cotangent)
+        check_cotangent(df.__name__, value, cotangent)
         if isinstance(cotangent, int | float | np.number):
             cotangent = float(cotangent)
         elif t.structured_result:
@@ -468,34 +406,6 @@ def value_with_pullback(f: Callable, *args: Any, wrt: Wrt = None,
         return _grads(t, _running(t, compiled[0], *pair), args)
 
     return value, pullback_of
-
-
-def _check_cotangent(df: DifferentiableFunction, value: Any, cotangent: Any) -> None:
-    """A cotangent shaped like the result (an ArgumentError naming both otherwise)."""
-    if has_structure(value):
-        if type(cotangent) is not type(value) or \
-                kind_of_value(cotangent).fields != kind_of_value(value).fields:
-            raise ArgumentError(f"the pullback of {df.__name__} takes a cotangent shaped like "
-                                f"its result (a {type(value).__name__} with the same fields), "
-                                f"not {cotangent!r}")
-        _check_cotangent(df, leaves(value), leaves(cotangent))
-        return
-    if isinstance(value, tuple):
-        ok = isinstance(cotangent, tuple) and len(cotangent) == len(value)
-        if ok:
-            for v, c in zip(value, cotangent, strict=True):
-                _check_cotangent(df, v, c)
-            return
-    elif isinstance(value, np.ndarray):
-        ok = np.shape(cotangent) == value.shape and np.ndim(cotangent) > 0
-    else:
-        ok = np.ndim(cotangent) == 0 and not isinstance(cotangent, tuple)
-    if not ok:
-        shape = (f"a tuple of {len(value)}" if isinstance(value, tuple) else
-                 f"an array of shape {value.shape}" if isinstance(value, np.ndarray)
-                 else "a number")
-        raise ArgumentError(f"the pullback of {df.__name__} takes a cotangent shaped like "
-                            f"its result ({shape}), not {cotangent!r}")
 
 
 def pullback(f: Callable, *args: Any, wrt: Wrt = None, **kwargs: Any) -> Callable:

@@ -17,7 +17,8 @@ from typing import Any
 
 import numpy as np
 
-from .api import DifferentiableFunction, as_differentiable, lowered_args
+from .api import DifferentiableFunction, as_differentiable
+from .boundary import lowered_args, passed_globals
 from .compiler.pipeline import Transform, stage_source
 from .compiler.transforms import parsed_function, transform
 from .errors import NonDifferentiableError
@@ -147,7 +148,7 @@ def explain(f: Callable, *args: Any) -> Explanation:
     hot = (t.generated.fused if scalar else t.generated.forward).name
     if args or not df.status:
         df.callable_for(t, hot, lowered_args(t, args or _example_args(df))
-                        + t.passed(t.global_values()))
+                        + passed_globals(t, t.global_values()))
     entries = dict(df.status)
     path, reason = entries.get(hot) or next(iter(entries.values()), ("python", "not run"))
     return Explanation(function=t.name, path=path, reason=reason, entries=entries)

@@ -239,3 +239,25 @@ def test_a_captured_structure_is_read_at_every_call():
     captured = Linear(2.0 * np.ones((3, 2)))  # x W = (6, 6) -> 2 * 2 * (6 + 6) = 48
     np.testing.assert_array_equal(ad.gradient(f)(inputs), [48.0, 48.0, 48.0])
     check_grads(f, inputs)
+
+
+@dataclass
+class Counted:
+    value: float
+    count: int
+    active: bool = True
+
+
+def test_int_and_bool_fields_are_carried_with_zero_cotangents():
+    def f(c):
+        return c.value * c.count if c.active else c.value
+
+    grad = ad.gradient(f)(Counted(2.0, 3))
+    assert grad == Counted(3.0, 0, False)  # d(value * count)/dvalue = count
+    assert type(grad.count) is int and type(grad.active) is bool
+    assert ad.gradient(f)(Counted(2.0, 3, False)).value == 1.0
+    check_grads(f, Counted(2.0, 3))
+
+
+def test_an_unbound_method_differentiated_with_respect_to_self():
+    assert ad.gradient(Point.norm)(Point(3.0, 4.0)) == Point(0.6, 0.8)

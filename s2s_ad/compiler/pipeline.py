@@ -36,7 +36,6 @@ from s2s_ad.compiler.structure_access import lower_structures
 from s2s_ad.compiler.tuple_arguments import arrays_for_tuples
 from s2s_ad.errors import ZeroDerivativeWarning
 from s2s_ad.kinds import Kind, is_structure, kind_of_value
-from s2s_ad.structures import leaves
 
 STAGES = ("parse", "anf", "forward", "pullback", "fused", "module")
 
@@ -86,11 +85,6 @@ class Transform:
         """The current values of :attr:`hidden`, read now."""
         return tuple(read.value() for read in self.generated.hidden)
 
-    def passed(self, values: tuple) -> tuple:
-        """Global ``values`` as the generated functions take them (structures as leaves)."""
-        if not self.structured_globals:
-            return values
-        return tuple(leaves(v) for v in values)
 
 
 def run_stages(parsed: ParsedFunction, arg_kinds: list[Kind], wrt_positions: list[int],
