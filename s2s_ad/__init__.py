@@ -26,6 +26,19 @@ from .errors import (
     ZeroDerivativeWarning,
 )
 from .introspect import Diagnostic, Explanation, diagnose, explain, source
+from .kernels import (
+    backend,
+    custom_grad,
+    get_backend,
+    list_gradients,
+    list_kernels,
+    register_gradient,
+    register_kernel,
+    run_kernel,
+    set_backend,
+    unregister_gradient,
+    unregister_kernel,
+)
 from .markers import (
     derivative,
     differentiable_function,
@@ -33,7 +46,7 @@ from .markers import (
     with_derivative,
     without_derivative,
 )
-from .structures import move, no_derivative, zero_tangent
+from .structures import map_leaves, move, no_derivative, zero_tangent
 
 __all__ = [
     "ArgumentError",
@@ -51,6 +64,7 @@ __all__ = [
     "differentiable_function",
     "explain",
     "gradient",
+    "map_leaves",
     "move",
     "no_derivative",
     "pullback",
@@ -58,6 +72,17 @@ __all__ = [
     "source",
     "value_and_gradient",
     "value_with_pullback",
+    "backend",
+    "custom_grad",
+    "get_backend",
+    "list_gradients",
+    "list_kernels",
+    "register_gradient",
+    "register_kernel",
+    "run_kernel",
+    "set_backend",
+    "unregister_gradient",
+    "unregister_kernel",
     "with_derivative",
     "without_derivative",
     "zero_tangent",

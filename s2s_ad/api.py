@@ -36,6 +36,7 @@ from .compiler.jit import signature_text
 from .compiler.pipeline import Transform
 from .compiler.transforms import parsed_function, transform
 from .errors import ArgumentError, IntegerArgumentWarning, JitError, NonDifferentiableError
+from .kernels.registry import registry_generation
 from .kinds import kind_of_value
 from .markers import RecomputedFunction, custom_derivative, source_function
 from .structures import leaves
@@ -189,7 +190,8 @@ class DifferentiableFunction:
         argument types this is a dictionary lookup and one read per global;
         Numba's dispatcher then picks the compiled code.
         """
-        key = (role, defaulted, *map(type_key, args))
+        # a change of the kernel or gradient registries makes new code (see transforms)
+        key = (role, defaulted, registry_generation(), *map(type_key, args))
         hit = self._entries.get(key)
         if hit is not None:
             if not hit[2]:  # reads no global variable

@@ -1,4 +1,4 @@
-"""The ``s2s-ad`` command line: ``show``, ``check`` and ``grad``.
+"""The ``s2s-ad`` command line: ``show``, ``check``, ``grad`` and ``kernels``.
 
 ::
 
@@ -6,6 +6,7 @@
     s2s-ad check src/ --format json
     s2s-ad grad model.py:loss --at 1.0 2.0
     s2s-ad grad mypackage.model:loss --at "[1.0, 2.0]" 3
+    s2s-ad kernels
 
 A target is ``FILE.py:FUNC`` or ``package.module:FUNC``.  ``--at`` values are
 read as Python literals: ``3`` stays an int (a loop bound, never
@@ -414,6 +415,12 @@ def cmd_check(args: argparse.Namespace) -> int:
     return 1 if findings else 0
 
 
+def cmd_kernels(args: argparse.Namespace) -> int:
+    """Print the kernel registry."""
+    print("\n".join(ad.kernels.kernel_table()))
+    return 0
+
+
 # -- the parser and main ---------------------------------------------------------------------
 def _add_target(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("target", metavar="FILE.py:FUNC",
@@ -431,7 +438,7 @@ def _version() -> str:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    """The ``s2s-ad`` argument parser with its three subcommands."""
+    """The ``s2s-ad`` argument parser with its subcommands."""
     parser = _Parser(prog=PROG, description="Source-to-source reverse-mode AD for Python.")
     parser.add_argument("--version", action="version", version=f"%(prog)s {_version()}")
     commands = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
@@ -461,6 +468,11 @@ def build_parser() -> argparse.ArgumentParser:
                                            "at the --at values.")
     _add_target(grad)
     grad.set_defaults(run=cmd_grad)
+
+    kernels = commands.add_parser("kernels", help="list the registered kernels",
+                                  description="List every registered kernel, the backends "
+                                              "that implement it and its gradient.")
+    kernels.set_defaults(run=cmd_kernels)
     return parser
 
 

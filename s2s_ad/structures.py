@@ -116,8 +116,14 @@ def _construct(cls: Any, values: list, names: list[str]) -> Any:
     return obj
 
 
-def _map_leaves(fn: Any, value: Any, *others: Any) -> Any:
-    """``value`` with ``fn(leaf, *other_leaves)`` for each differentiable leaf."""
+def map_leaves(fn: Any, value: Any, *others: Any) -> Any:
+    """``value`` with each float leaf ``v`` replaced by ``fn(v, *leaves of others)``
+    (``others`` shaped like ``value``); ints, static fields and fields marked
+    ``no_derivative`` are kept from ``value``.  Optimisers use it for their state.
+
+    >>> map_leaves(lambda w, g: w - 0.5 * g, {"w": 1.0, "n": 3}, {"w": 4.0, "n": 0})
+    {'w': -1.0, 'n': 3}
+    """
     kind = kind_of_value(value)
     flat = leaves(value)
     other_flats = [leaves(o) for o in others]
@@ -128,7 +134,8 @@ def _apply(kind: Any, fn: Any, flat: Any, *others: Any) -> Any:
     if isinstance(kind, tuple):
         return tuple(_apply(k, fn, v, *(o[i] for o in others))
                      for i, (k, v) in enumerate(zip(kind, flat, strict=True)))
-    if isinstance(flat, np.ndarray | float | np.floating) and not isinstance(flat, bool):
+    if isinstance(flat, np.ndarray) and flat.dtype.kind == "f" or \
+            isinstance(flat, float | np.floating):
         return fn(flat, *others)
     return flat  # ints and bools: no tangent
 
@@ -139,7 +146,7 @@ def zero_tangent(value: Any) -> Any:
     >>> zero_tangent({"w": np.ones(2), "n": 3})
     {'w': array([0., 0.]), 'n': 3}
     """
-    return _map_leaves(lambda v: v * 0 if isinstance(v, np.ndarray) else type(v)(0.0), value)
+    return map_leaves(lambda v: v * 0 if isinstance(v, np.ndarray) else type(v)(0.0), value)
 
 
 def move(value: Any, by: Any, scale: float = 1.0) -> Any:
@@ -151,7 +158,7 @@ def move(value: Any, by: Any, scale: float = 1.0) -> Any:
     """
     if _leaf_shapes(value) != _leaf_shapes(by):
         raise ValueError(f"move: the tangent {by!r} is not shaped like {value!r}")
-    return _map_leaves(lambda v, t: v + scale * t if isinstance(v, np.ndarray)
+    return map_leaves(lambda v, t: v + scale * t if isinstance(v, np.ndarray)
                        else type(v)(v + scale * t), value, by)
 
 

@@ -63,3 +63,22 @@ def test_demo_shows_gradient_source_and_warning(name, tmp_path):
     col = lines[line - 1].index("round(") + 1
     assert "ZeroDerivativeWarning" in done.stderr
     assert f"demo.py:{line}:{col}: the result of rounded_price" in done.stderr
+
+
+def test_custom_op(tmp_path):
+    # loss = sum(softplus(x)); softplus' = sigmoid, on both backends; the straight-through
+    # override passes dy = 1 through; d/dx 2 log(1 + e^x) = 2 sigmoid(x): 2 at x = 1000,
+    # 0 (2 e^-1000 underflows) at x = -1000, where log(1 + e^-1000) is 0 in floats.
+    sigmoid = [f"{1.0 / (1.0 + math.exp(-v)):.6f}" for v in (-1.0, 0.0, 2.0)]
+    assert run_example("custom_op.py", tmp_path).splitlines() == [
+        f"gradient, numba backend: [{', '.join(sigmoid)}]",
+        "loss: runs with Numba (Numba compiled it for (array(float64, 1d, C)))",
+        f"gradient, numpy backend: [{', '.join(sigmoid)}]",
+        "backend in the block: numpy",
+        "backend after it: numba",
+        "warning: a gradient of kernel 'softplus' was already registered; "
+        "'straight_through' replaces it",
+        "gradient, overridden: [1.000000, 1.000000, 1.000000]",
+        "2 log1pexp(1000.0) = 2000.0, derivative = 2.0",
+        "2 log1pexp(-1000.0) = 0.0, derivative = 0.0",
+    ]

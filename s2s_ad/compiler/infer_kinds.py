@@ -24,6 +24,7 @@ from typing import Any
 import gast
 
 from s2s_ad.compiler.custom import split_of
+from s2s_ad.compiler.kernel_ops import kernel_result_kind
 from s2s_ad.compiler.primitives import classify
 from s2s_ad.compiler.structure_access import (
     MARKERS,
@@ -34,6 +35,7 @@ from s2s_ad.compiler.structure_access import (
 )
 from s2s_ad.compiler.syntax.annotations import get_anno
 from s2s_ad.errors import NonDifferentiableError
+from s2s_ad.kernels.gradients import CustomGradFunction
 from s2s_ad.kinds import (  # noqa: F401  (re-exported for the stages)
     NUMERIC,
     ArrayKind,
@@ -99,9 +101,13 @@ class _Kinds:
                 return None
             if isinstance(prim.callee, types.FunctionType):
                 return self.callee_kind(prim.callee, kinds, op)
+            if isinstance(prim.callee, CustomGradFunction):
+                return kinds[0] if kinds else "unknown"
             return self.derivative_value_kind(prim, kinds, op)
         if prim.what == "unknown":
             return foreign_kind(prim.callee)
+        if prim.what == "kernel":
+            return None if None in kinds else kernel_result_kind(op, kinds)
         if prim.what == "rule" and isinstance(op, gast.BinOp) and isinstance(op.op, gast.Add) \
                 and any(isinstance(k, tuple) for k in kinds):
             if None in kinds:

@@ -50,7 +50,8 @@ def load_module(name: str, parsed: ParsedFunction, normal: NormalFunction,
 def _binder(gen: Generated, path: str) -> Callable[[], dict[str, Any]]:
     """The objects the module's free names are bound to on ``path`` ("python" or "numba")."""
     def bind() -> dict[str, Any]:
-        out: dict[str, Any] = dict(gen.externals)
+        out: dict[str, Any] = {name: _numba_form(obj) if path == "numba" else obj
+                               for name, obj in gen.externals.items()}
         for link in gen.links:
             mod = link.transform.module
             for role in _ROLES:
@@ -78,9 +79,18 @@ def _python_only_reason(name: str, normal: NormalFunction, kinds: dict[str, Kind
         if reason:
             return reason
     for external, obj in gen.externals.items():
-        if callable(obj) and not numba_callable(obj):
+        why_not = getattr(obj, "why_not_numba", None)  # kernel ops
+        if why_not is not None and why_not():
+            return f"{name} runs {external}, but {why_not()}"
+        if why_not is None and callable(obj) and not numba_callable(obj):
             return f"{name} calls {external}, a Python object Numba cannot call"
     return ""
+
+
+def _numba_form(obj: Any) -> Any:
+    """What compiled code calls for ``obj``: a kernel op's "numba" kernel, else ``obj``."""
+    form = getattr(obj, "numba_form", None)
+    return obj if form is None else form()
 
 
 def numba_callable(obj: Any) -> bool:

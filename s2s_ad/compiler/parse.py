@@ -194,11 +194,21 @@ def parse_function(fn: Any) -> ParsedFunction:
     if node is None:
         raise _source_unavailable(fn)
     node = copy.deepcopy(node)  # parsing rewrites it (lists); the file's tree is shared
-    parsed = ParsedFunction(name=node.name if code.co_name != "<lambda>" else "lambda_",
-                            node=node, filename=code.co_filename,
+    parsed = ParsedFunction(name=_generated_name(fn, node), node=node, filename=code.co_filename,
                             namespace=_namespace(fn), key=code)
     finish_parse(parsed, defaults=fn.__defaults__ or (), kwdefaults=fn.__kwdefaults__)
     return parsed
+
+
+def _generated_name(fn: Any, node: gast.FunctionDef) -> str:
+    """The stem of the generated functions' names: the def's name, ``lambda_``, or for
+    a method its class's and its own (``Dense.__call__`` -> ``Dense_call``)."""
+    if fn.__code__.co_name == "<lambda>":
+        return "lambda_"
+    owner = fn.__qualname__.split(".")[-2:-1]
+    if owner and owner[0] != "<locals>":
+        return f"{owner[0]}_{node.name.strip('_')}"
+    return node.name
 
 
 def finish_parse(parsed: ParsedFunction, defaults: tuple = (),

@@ -16,6 +16,7 @@ import gast
 
 from s2s_ad.compiler.ir import LocalFunction
 from s2s_ad.compiler.syntax.annotations import get_anno
+from s2s_ad.kernels.registry import run_kernel
 from s2s_ad.markers import (
     CustomDerivative,
     RecomputedFunction,
@@ -34,7 +35,8 @@ class Primitive:
     ``tuple``, ``index`` (constant index into a tuple), ``function`` (a Python
     function differentiated through its source), ``custom`` (a call of a
     function with a registered ``@derivative``), ``hook`` (``with_derivative``),
-    ``cut`` (``without_derivative``), ``opaque`` (no derivative and none
+    ``cut`` (``without_derivative``), ``kernel`` (``run_kernel``: its operands are the
+    kernel's inputs, after the name), ``opaque`` (no derivative and none
     needed: constants, comparisons, strings) or ``unknown`` (a call with
     neither rule nor source).
     """
@@ -56,7 +58,7 @@ class Primitive:
             return [(i, a) for i, a in enumerate(self.operands) if i in positions]
         if self.what == "hook":
             return [(0, self.operands[0])]
-        if self.what in ("copy", "tuple", "index", "function", "unknown"):
+        if self.what in ("copy", "tuple", "index", "function", "unknown", "kernel"):
             return list(enumerate(self.operands))
         return []
 
@@ -108,6 +110,8 @@ def classify(op: gast.expr) -> Primitive:
         return Primitive("index", [op.value])
     if isinstance(op, gast.Call):
         callee = get_anno(op, "callee")
+        if callee is run_kernel:
+            return Primitive("kernel", list(op.args[1:]), None, callee)
         custom = custom_derivative(callee)
         if custom is not None:
             return Primitive("custom", list(op.args), None, callee, custom)

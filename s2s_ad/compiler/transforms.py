@@ -18,6 +18,7 @@ from s2s_ad.compiler.normalize import normalize
 from s2s_ad.compiler.parse import parse_function
 from s2s_ad.compiler.pipeline import Transform, run_stages
 from s2s_ad.errors import NonDifferentiableError
+from s2s_ad.kernels.registry import registry_generation
 from s2s_ad.kinds import Kind, carries_derivative, kind_of_value
 
 
@@ -64,7 +65,7 @@ def _transform(target: Any, arg_kinds: list[Kind], wrt_positions: list[int],
                float_dtype: str) -> Transform:
     parsed = parsed_function(target)
     key = (id(parsed), tuple(arg_kinds), tuple(wrt_positions), float_dtype,
-           _global_kinds(parsed))
+           _global_kinds(parsed), registry_generation())
     if key in _transforms:
         return _transforms[key]
     if parsed.key in _in_progress:

@@ -20,6 +20,7 @@ import numpy as np
 
 from s2s_ad import runtime
 from s2s_ad.compiler.ir import GlobalRead, LocalFunction
+from s2s_ad.compiler.primitives import is_library
 from s2s_ad.compiler.structure_access import builds_structure, call_method, call_value
 from s2s_ad.compiler.syntax.annotations import get_anno, set_anno
 from s2s_ad.compiler.syntax.builders import assigned_names, const, load
@@ -380,7 +381,7 @@ class ExpressionNormalizer:
         if target is call_method or target is call_value or builds_structure(target):
             pass  # bound by the kinds stage (structure_access)
         elif isinstance(target, LocalFunction) or (
-                isinstance(fn, types.FunctionType) and node.keywords):
+                isinstance(fn, types.FunctionType) and (node.keywords or _omits_defaults(fn))):
             params = fn.params if isinstance(target, LocalFunction) else list(
                 inspect.signature(fn).parameters)
             defaults = fn.defaults if isinstance(target, LocalFunction) else {
@@ -407,3 +408,8 @@ class ExpressionNormalizer:
         args = [self.atom(a) for a in node.args]
         keywords = [gast.keyword(arg=k.arg, value=self.atom(k.value)) for k in node.keywords]
         return args, keywords
+
+
+def _omits_defaults(fn: types.FunctionType) -> bool:
+    """A user function with default values (a call may leave them out: bind them)."""
+    return bool(fn.__defaults__) and not is_library(fn)

@@ -85,6 +85,6 @@ def _referenced(op: gast.expr) -> list[str]:
     if base is not None:
         return [base]
     if isinstance(op, gast.Call) and classify(op).what in ("function", "custom", "unknown",
-                                                          "hook", "cut"):
+                                                          "kernel", "hook", "cut"):
         return [a.id for a in op.args if isinstance(a, gast.Name)]
     return []

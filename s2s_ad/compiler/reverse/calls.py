@@ -19,6 +19,7 @@ from s2s_ad.compiler.custom import split_of
 from s2s_ad.compiler.primitives import Primitive, classify, is_library
 from s2s_ad.compiler.reverse import saving
 from s2s_ad.compiler.reverse.context import CalleeLink, Context, Where
+from s2s_ad.compiler.reverse.kernel_calls import primal_kernel_call
 from s2s_ad.compiler.syntax.annotations import copy_annos, get_anno, set_anno
 from s2s_ad.compiler.syntax.builders import (
     assign,
@@ -70,6 +71,8 @@ def primal_value(cx: Context, value: gast.Call, s: gast.stmt) -> gast.expr:
     args = list(value.args)
     if prim.what in ("hook", "cut"):
         return prim.operands[0]
+    if prim.what == "kernel":
+        return primal_kernel_call(cx, value)
     if prim.what == "rule":
         template = specialized(cx, prim, value).forward_template()
         if template is not None:

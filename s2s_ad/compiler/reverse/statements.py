@@ -12,7 +12,7 @@ import gast
 from s2s_ad import runtime
 from s2s_ad.compiler.infer_kinds import static_slice
 from s2s_ad.compiler.primitives import Primitive, classify
-from s2s_ad.compiler.reverse import arrays, calls, lists, saving
+from s2s_ad.compiler.reverse import arrays, calls, kernel_calls, lists, saving
 from s2s_ad.compiler.reverse.context import Context, Where
 from s2s_ad.compiler.syntax.annotations import get_anno
 from s2s_ad.compiler.syntax.builders import (
@@ -45,6 +45,8 @@ def assign_stmt(cx: Context, s: gast.Assign, where: Where) -> tuple[list, list]:
         return calls.call_custom(cx, s, target, prim, where)
     if prim.what == "hook":
         return calls.call_hook(cx, s, target, prim, where)
+    if prim.what == "kernel":
+        return kernel_calls.call_kernel(cx, s, target, prim, where)
     if prim.what == "unknown":
         raise calls.unknown_call(cx, s, prim)
     return apply_rule(cx, s, target, prim, where)
