@@ -21,10 +21,10 @@ from .layers import (
     Flatten,
     Layer,
     applied_for_backpropagation,
+    has_parameters,
     sequenced,
 )
 from .optimizers import SGD, Adam
-from .trees import has_parameters, map_leaves
 
 __all__ = [
     "SGD",
@@ -39,7 +39,6 @@ __all__ = [
     "glorot_uniform",
     "has_parameters",
     "identity",
-    "map_leaves",
     "mean_squared_error",
     "relu",
     "sequenced",

@@ -24,7 +24,6 @@ import s2s_ad as ad
 
 from .functional import identity
 from .initializers import Seed, generator, glorot_uniform
-from .trees import has_parameters
 
 
 class Layer:
@@ -116,6 +115,17 @@ def sequenced(x: Any, *layers: Callable) -> Any:
     for layer in layers:
         x = layer(x)
     return x
+
+
+def has_parameters(model: Any) -> bool:
+    """Whether ``model`` holds a float leaf that is differentiated (a parameter).
+
+    >>> has_parameters(Flatten()), has_parameters(Dense(np.eye(2), np.zeros(2)))
+    (False, True)
+    """
+    found = []
+    ad.map_leaves(lambda leaf: found.append(leaf) or leaf, model)
+    return bool(found)
 
 
 def _applied(model: Layer, x: np.ndarray) -> np.ndarray:

@@ -19,8 +19,6 @@ import numpy as np
 
 import s2s_ad as ad
 
-from .trees import map_leaves
-
 
 class SGD:
     """Stochastic gradient descent with optional (heavy-ball) momentum:
@@ -42,7 +40,7 @@ class SGD:
         if self.momentum == 0.0:
             return ad.move(model, by=along, scale=-self.learning_rate)
         mu, lr = self.momentum, self.learning_rate
-        self.velocity = map_leaves(lambda v, g: mu * v - lr * g, self.velocity, along)
+        self.velocity = ad.map_leaves(lambda v, g: mu * v - lr * g, self.velocity, along)
         return ad.move(model, by=self.velocity)
 
 
@@ -67,10 +65,10 @@ class Adam:
         """The model moved one Adam step for the gradient ``along``."""
         b1, b2, eps = self.beta1, self.beta2, self.epsilon
         self.steps += 1
-        self.first = map_leaves(lambda m, g: b1 * m + (1.0 - b1) * g, self.first, along)
-        self.second = map_leaves(lambda v, g: b2 * v + (1.0 - b2) * g * g, self.second, along)
+        self.first = ad.map_leaves(lambda m, g: b1 * m + (1.0 - b1) * g, self.first, along)
+        self.second = ad.map_leaves(lambda v, g: b2 * v + (1.0 - b2) * g * g, self.second, along)
         m_scale = 1.0 / (1.0 - b1 ** self.steps)
         v_scale = 1.0 / (1.0 - b2 ** self.steps)
-        step = map_leaves(lambda m, v: (m * m_scale) / (np.sqrt(v * v_scale) + eps),
+        step = ad.map_leaves(lambda m, v: (m * m_scale) / (np.sqrt(v * v_scale) + eps),
                           self.first, self.second)
         return ad.move(model, by=step, scale=-self.learning_rate)
