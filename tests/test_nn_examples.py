@@ -1,4 +1,8 @@
-"""The s2s_ad.nn examples run as scripts and show what SPEC section 6 promises."""
+"""The s2s_ad.nn examples run as scripts and show what SPEC section 6 promises.
+
+They use the default disk cache of generated and compiled code: compiling the
+CNN example's gradient from nothing takes about a minute of CPU, a rerun seconds.
+"""
 
 from __future__ import annotations
 
@@ -11,8 +15,8 @@ from pathlib import Path
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
 
 
-def run_example(name: str, tmp_path: Path, *args: str) -> str:
-    env = dict(os.environ, S2S_AD_CACHE_DIR=str(tmp_path / "cache"), PYTHONWARNINGS="error")
+def run_example(name: str, *args: str) -> str:
+    env = dict(os.environ, PYTHONWARNINGS="error")
     done = subprocess.run([sys.executable, str(EXAMPLES / name), *args], capture_output=True,
                           text=True, env=env, timeout=600)
     assert done.returncode == 0, done.stderr
@@ -35,8 +39,8 @@ def _numbers(lines: list[str]) -> list[float]:
     return [float(v) for v in re.findall(r"-?\d+\.\d*(?:e[-+]\d+)?", text)]
 
 
-def test_checkpointed_cnn_recomputes_the_convolution_once_per_step(tmp_path):
-    lines = run_example("checkpointed_cnn.py", tmp_path).splitlines()
+def test_checkpointed_cnn_recomputes_the_convolution_once_per_step():
+    lines = run_example("checkpointed_cnn.py").splitlines()
     steps = _blocks(lines, "Step ")
     assert [s[0] for s in steps] == [f"Step {k}" for k in range(1, 6)]
     losses = []
@@ -48,8 +52,8 @@ def test_checkpointed_cnn_recomputes_the_convolution_once_per_step(tmp_path):
     assert losses[4] < losses[0], losses
 
 
-def test_xor_mlp_prints_hooked_cotangents_and_its_loss_falls(tmp_path):
-    lines = run_example("xor_mlp.py", tmp_path).splitlines()
+def test_xor_mlp_prints_hooked_cotangents_and_its_loss_falls():
+    lines = run_example("xor_mlp.py").splitlines()
     steps = _blocks(lines, "step ")
     assert len(steps) == 10
     losses = []
