@@ -4,8 +4,9 @@ Data: scikit-learn's digits (1,797 images of 8x8 pixels; ``pip install
 s2s_ad[examples]``) when it imports, else a synthetic digits-like set made
 here (ten random stroke prototypes, shifted by a pixel and noised).  The model
 is Conv2D 3x3x1x8 ('same', relu), MaxPool2D 2x2, Flatten, Dense 128 -> 10,
-trained with Adam on mini-batches of 32; one line per epoch.  On scikit-learn's
-digits it reaches about 95% test accuracy in 4 epochs.
+trained with Adam on mini-batches of 32; one line per epoch.  It reaches 95.8%
+test accuracy on scikit-learn's digits in 4 epochs (99-100% on the synthetic
+set), in about 10 s with a cold compile cache and 2 s after.
 Run it with ``python examples/mnist_like.py``.
 """
 
