@@ -14,6 +14,7 @@ plain.  PyTorch is optional: its rows are left out if it does not import.
 from __future__ import annotations
 
 import argparse
+import os
 import platform
 import statistics
 import sys
@@ -76,7 +77,7 @@ def torch_step(images: np.ndarray, labels: np.ndarray, discarding: bool) -> Call
         out = torch.nn.functional.cross_entropy(dense(pool(h).flatten(1)), y)
         out.backward()
         optimizer.step()
-        return float(out)
+        return float(out.detach())
 
     return step
 
@@ -91,6 +92,18 @@ def timed(step: Callable[[], float], repeats: int) -> tuple[float, float]:
         step()
         times.append(time.perf_counter() - start)
     return statistics.median(times), min(times)
+
+
+def cpu_name() -> str:
+    """The CPU's model name (Linux), else what ``platform`` knows."""
+    try:
+        with open("/proc/cpuinfo") as info:
+            for line in info:
+                if line.startswith("model name"):
+                    return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or platform.machine()
 
 
 def main() -> None:
@@ -118,7 +131,7 @@ def main() -> None:
           f"after 2 warm-up steps.\n")
     print("| tool | model | median ms/step | best ms/step |\n|---|---|---|---|")
     print("\n".join(rows))
-    print(f"\nMachine: {platform.machine()}, {platform.processor() or 'unknown CPU'}, "
+    print(f"\nMachine: {cpu_name()}, {os.cpu_count()} logical CPUs, "
           f"Python {platform.python_version()}, NumPy {np.__version__}; "
           f"command: python {' '.join(sys.argv)}")
 
