@@ -109,6 +109,10 @@ class Flatten(Layer):
 def sequenced(x: Any, *layers: Callable) -> Any:
     """``x`` passed through ``layers`` in order: ``sequenced(x, f, g) == g(f(x))``.
 
+    Not yet usable inside a differentiated function (the compiler refuses
+    ``*layers`` and calling items of a tuple): there, call the layers in turn,
+    ``self.dense(self.flatten(self.conv(x)))``.
+
     >>> sequenced(2.0, lambda v: v + 1.0, lambda v: 3.0 * v)
     9.0
     """
