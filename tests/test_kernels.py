@@ -269,6 +269,16 @@ def test_custom_grad_is_stable_and_right():
     assert "log1pexp_custom_grad" in str(ad.explain(log1pexp_loss, 0.3))
 
 
+@ad.custom_grad
+def scaled_product(x, y, save):
+    save(x, y)
+    return x * y, lambda dy, saved: (dy * saved[1], dy * saved[0])
+
+
+def test_custom_grad_of_two_inputs():
+    check_grads(lambda x, y: scaled_product(x, y) * math.cos(x), 0.7, -1.3, paths=("python",))
+
+
 def test_cli_lists_kernels_and_check_reports_missing_gradients(tmp_path, capsys):
     assert cli.main(["kernels"]) == 0
     out = capsys.readouterr().out

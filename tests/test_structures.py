@@ -261,3 +261,53 @@ def test_int_and_bool_fields_are_carried_with_zero_cotangents():
 
 def test_an_unbound_method_differentiated_with_respect_to_self():
     assert ad.gradient(Point.norm)(Point(3.0, 4.0)) == Point(0.6, 0.8)
+
+
+@dataclass
+class Listed:
+    weights: list
+
+
+def test_a_list_field_is_refused_at_its_read():
+    def f(model, x):
+        return x * model.weights[0]
+
+    with pytest.raises(ad.NonDifferentiableError, match="'weights' of Listed holds a list"):
+        ad.gradient(f, wrt="x")(Listed([1.0, 2.0]), 3.0)
+
+
+@dataclass
+class Tanh:
+    weight: np.ndarray
+
+    def __call__(self, inputs):
+        return np.tanh(inputs @ self.weight)
+
+
+@dataclass
+class Sequence:
+    layers: tuple
+
+    def __call__(self, inputs):
+        for layer in self.layers:
+            inputs = layer(inputs)
+        return inputs
+
+
+def test_a_loop_over_a_tuple_of_layers():
+    rng = np.random.default_rng(4)
+    model = Sequence((Tanh(rng.normal(size=(3, 3))), Tanh(rng.normal(size=(3, 3)))))
+    check_grads(lambda model, inputs: np.sum(model(inputs)), model, rng.normal(size=(2, 3)))
+
+
+def test_nested_tuples_indexed_in_a_loop_add_item_by_item():
+    # the cotangent of pairs[i] used to be joined onto the tuple (t + v) instead of
+    # added into its item, so d/d(pairs) came back zero: a silent wrong gradient
+    def f(pairs, n):
+        total = 0.0
+        for i in range(n):
+            total += pairs[i][0] * pairs[i][1]
+        return total
+
+    assert ad.gradient(f)(((1.0, 2.0), (3.0, 4.0)), 2) == ((2.0, 1.0), (4.0, 3.0))
+    check_grads(f, ((1.0, 2.0), (3.0, 4.0)), 2)

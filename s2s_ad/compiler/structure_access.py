@@ -300,6 +300,11 @@ class _Lowering:
             value = statics[name]
             if _is_constant(value):
                 return [self.rebind(s, const(value))]
+            if not callable(value):
+                raise self.error(node, f"the field '{name}' of {kind.cls.__name__} holds a "
+                                 f"{type(value).__name__}, which differentiated code cannot "
+                                 "read", "hold numbers and arrays in tuples, dataclasses or "
+                                 "dicts with string keys")
             self.statics[target] = value
             self.changed = True
             return []

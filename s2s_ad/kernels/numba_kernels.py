@@ -1,9 +1,11 @@
-"""The Numba backend's built-in kernels and their gradient kernels: compiled loops.
+"""The Numba backend's built-in kernels and their gradient kernels: compiled loops, and BLAS.
 
 Each has the signature of its NumPy twin (same parameter names and defaults),
 so generated code compiled by Numba calls it with the same keywords.  The
-loops run over the NHWC layout with the channel axis innermost, where memory
-is contiguous; the convolution's gradient computes dx and dw in one pass.
+convolution gathers one image's windows at a time into a small matrix
+(im2col, a compiled loop) and multiplies it with the filter through BLAS
+(``np.dot``, which Numba compiles against SciPy's BLAS): a few times faster
+than a direct loop nest, which cannot keep its accumulators in registers.
 
 >>> import numpy as np
 >>> float(matmul(np.eye(2), np.full((2, 2), 3.0))[0, 1])
@@ -27,64 +29,85 @@ def _check_conv(x, w, padding):
 
 
 @numba.njit(cache=True)
-def conv2d(x, w, strides=(1, 1), padding="valid"):
-    """NHWC convolution of ``x`` [N, H, W, C] with ``w`` [kh, kw, C, O]."""
-    _check_conv(x, w, padding)
-    n, h, width, c = x.shape
-    kh, kw, _, o = w.shape
-    oh, top, _ = geometry(h, kh, strides[0], padding)
-    ow, left, _ = geometry(width, kw, strides[1], padding)
-    y = np.zeros((n, oh, ow, o), dtype=x.dtype)
-    for b in range(n):
-        for p in range(oh):
-            for q in range(ow):
-                out = y[b, p, q]
-                for i in range(kh):
-                    r = p * strides[0] + i - top
-                    if r < 0 or r >= h:
+def _im2col(x, b, kh, kw, strides, geometry_hw, cols):
+    """Fill ``cols`` [OH * OW, kh * kw * C] with the windows of image ``b`` (0 in padding)."""
+    _, h, width, c = x.shape
+    (oh, top), (ow, left) = geometry_hw
+    for p in range(oh):
+        for q in range(ow):
+            t = 0
+            for i in range(kh):
+                r = p * strides[0] + i - top
+                for j in range(kw):
+                    s = q * strides[1] + j - left
+                    inside = r >= 0 and r < h and s >= 0 and s < width
+                    for ch in range(c):
+                        cols[p * ow + q, t] = x[b, r, s, ch] if inside else 0.0
+                        t += 1
+
+
+@numba.njit(cache=True)
+def _col2im(dcols, dx, b, kh, kw, strides, geometry_hw):
+    """Add the window cotangents ``dcols`` back into image ``b`` of ``dx``."""
+    _, h, width, c = dx.shape
+    (oh, top), (ow, left) = geometry_hw
+    for p in range(oh):
+        for q in range(ow):
+            for i in range(kh):
+                r = p * strides[0] + i - top
+                if r < 0 or r >= h:
+                    continue
+                for j in range(kw):
+                    s = q * strides[1] + j - left
+                    if s < 0 or s >= width:
                         continue
-                    for j in range(kw):
-                        s = q * strides[1] + j - left
-                        if s < 0 or s >= width:
-                            continue
-                        for ch in range(c):
-                            xv = x[b, r, s, ch]
-                            for k in range(o):
-                                out[k] += xv * w[i, j, ch, k]
+                    t = (i * kw + j) * c
+                    for ch in range(c):
+                        dx[b, r, s, ch] += dcols[p * ow + q, t + ch]
+
+
+@numba.njit(cache=True)
+def _conv_geometry(x, w, strides, padding):
+    _check_conv(x, w, padding)
+    oh, top, _ = geometry(x.shape[1], w.shape[0], strides[0], padding)
+    ow, left, _ = geometry(x.shape[2], w.shape[1], strides[1], padding)
+    return (oh, top), (ow, left)
+
+
+@numba.njit(cache=True)
+def conv2d(x, w, strides=(1, 1), padding="valid"):
+    """NHWC convolution of ``x`` [N, H, W, C] with ``w`` [kh, kw, C, O]: image by
+    image, the windows (im2col) times the filter as a matrix (BLAS)."""
+    geometry_hw = _conv_geometry(x, w, strides, padding)
+    (oh, _), (ow, _) = geometry_hw
+    kh, kw, c, o = w.shape
+    filters = np.ascontiguousarray(w).reshape(kh * kw * c, o)
+    cols = np.empty((oh * ow, kh * kw * c), dtype=x.dtype)
+    y = np.empty((x.shape[0], oh, ow, o), dtype=x.dtype)
+    for b in range(x.shape[0]):
+        _im2col(x, b, kh, kw, strides, geometry_hw, cols)
+        y[b] = np.dot(cols, filters).reshape(oh, ow, o)
     return y
 
 
 @numba.njit(cache=True)
 def conv2d_grad(dy, saved, strides=(1, 1), padding="valid"):
-    """(dx, dw): the cotangents of ``conv2d``'s input and filter, in one pass."""
+    """(dx, dw): the cotangents of ``conv2d``'s input and filter, image by image:
+    dw += windows^T dy, and dx gets dy filter^T added back at each window."""
     x, w = saved
-    _check_conv(x, w, padding)
-    n, h, width, c = x.shape
-    kh, kw, _, o = w.shape
-    oh, top, _ = geometry(h, kh, strides[0], padding)
-    ow, left, _ = geometry(width, kw, strides[1], padding)
+    geometry_hw = _conv_geometry(x, w, strides, padding)
+    (oh, _), (ow, _) = geometry_hw
+    kh, kw, c, o = w.shape
+    filters_t = np.ascontiguousarray(w).reshape(kh * kw * c, o).T
+    cols = np.empty((oh * ow, kh * kw * c), dtype=x.dtype)
     dx = np.zeros_like(x)
-    dw = np.zeros_like(w)
-    for b in range(n):
-        for p in range(oh):
-            for q in range(ow):
-                d = dy[b, p, q]
-                for i in range(kh):
-                    r = p * strides[0] + i - top
-                    if r < 0 or r >= h:
-                        continue
-                    for j in range(kw):
-                        s = q * strides[1] + j - left
-                        if s < 0 or s >= width:
-                            continue
-                        for ch in range(c):
-                            xv = x[b, r, s, ch]
-                            acc = 0.0
-                            for k in range(o):
-                                acc += d[k] * w[i, j, ch, k]
-                                dw[i, j, ch, k] += xv * d[k]
-                            dx[b, r, s, ch] += acc
-    return dx, dw
+    dw = np.zeros((kh * kw * c, o), dtype=x.dtype)
+    for b in range(x.shape[0]):
+        _im2col(x, b, kh, kw, strides, geometry_hw, cols)
+        dy_b = np.ascontiguousarray(dy[b]).reshape(oh * ow, o)
+        dw += np.dot(cols.T, dy_b)
+        _col2im(np.dot(dy_b, filters_t), dx, b, kh, kw, strides, geometry_hw)
+    return dx, dw.reshape(kh, kw, c, o)
 
 
 @numba.njit(cache=True)
@@ -132,33 +155,19 @@ def max_pool2d_grad(dy, saved, pool_size=(2, 2), strides=(2, 2), padding="valid"
 
 
 @numba.njit(cache=True)
-def _product(a, b, transpose_a, transpose_b):
-    """``op(a) @ op(b)`` with ``op`` a transpose where asked, by loops (no BLAS needed)."""
-    m = a.shape[1] if transpose_a else a.shape[0]
-    inner = a.shape[0] if transpose_a else a.shape[1]
-    n = b.shape[0] if transpose_b else b.shape[1]
-    if (b.shape[1] if transpose_b else b.shape[0]) != inner:
-        raise ValueError("matmul: the inner dimensions of a and b differ")
-    out = np.zeros((m, n), dtype=a.dtype)
-    for i in range(m):
-        for k in range(inner):
-            aik = a[k, i] if transpose_a else a[i, k]
-            for j in range(n):
-                out[i, j] += aik * (b[j, k] if transpose_b else b[k, j])
-    return out
-
-
-@numba.njit(cache=True)
 def matmul(a, b):
-    """The matrix product of the 2-d arrays ``a`` [M, K] and ``b`` [K, N]."""
-    return _product(a, b, False, False)
+    """The matrix product of the 2-d arrays ``a`` [M, K] and ``b`` [K, N] (BLAS)."""
+    if a.shape[1] != b.shape[0]:
+        raise ValueError("matmul: the inner dimensions of a and b differ")
+    return np.dot(np.ascontiguousarray(a), np.ascontiguousarray(b))
 
 
 @numba.njit(cache=True)
 def matmul_grad(dy, saved):
     """(da, db) = (dy @ b.T, a.T @ dy)."""
     a, b = saved
-    return _product(dy, b, False, True), _product(a, dy, True, False)
+    dy = np.ascontiguousarray(dy)
+    return np.dot(dy, np.ascontiguousarray(b).T), np.dot(np.ascontiguousarray(a).T, dy)
 
 
 @numba.njit(cache=True)

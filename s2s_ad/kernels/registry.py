@@ -55,7 +55,8 @@ def _check_backend(backend: str) -> str:
 def register_kernel(name: str, backend: str, fn: Callable, output_ndim: int | None = None) -> None:
     """Register ``fn`` as the ``backend`` implementation of kernel ``name``.
 
-    ``fn(*inputs, **attrs)`` returns the kernel's output.  ``output_ndim`` is the
+    ``fn(*inputs, **attrs)`` returns the kernel's output and must not change its
+    inputs (differentiated code keeps them for the gradient).  ``output_ndim`` is the
     number of dimensions of that output (0 for a number); ``None`` means "as
     the first input", which suits element-wise kernels.  The compiler needs it
     to know what a call returns before running it.
@@ -226,13 +227,19 @@ def kernel_op(name: str) -> KernelOp:
 
 
 def fingerprint(fn: Any) -> str:
-    """Six hex digits identifying ``fn`` by module, qualified name and source."""
+    """Six hex digits identifying ``fn`` by module, qualified name and source: the
+    source of its whole module where there is one, so a change in a helper it calls
+    (which compiled code holds too) changes the fingerprint."""
     if fn is None:
         return "none"
     target = getattr(fn, "py_func", fn)
+    module = inspect.getmodule(target)
     try:
-        text = inspect.getsource(target)
+        text = inspect.getsource(module if module is not None else target)
     except (OSError, TypeError):
-        text = repr(target)
+        try:
+            text = inspect.getsource(target)
+        except (OSError, TypeError):
+            text = repr(target)
     ident = f"{getattr(target, '__module__', '')}.{getattr(target, '__qualname__', '')}"
     return hashlib.sha256(f"{ident}\n{text}".encode()).hexdigest()[:6]

@@ -16,14 +16,30 @@ import numpy as np
 from numba.core import types
 from numba.extending import overload
 
-__all__ = ["add_at", "at_max", "at_min", "fill_like", "sum_items"]
+from .tapes import accumulate
+
+__all__ = ["add_at", "at_max", "at_min", "fill_like", "plus", "sum_items"]
 
 
 def add_at(t, i, v):
     """``t`` with ``v`` added to its item ``i`` (negative ``i`` counts from the end):
     the cotangent of ``t[i]`` added into that of ``t``."""
     k = i % len(t)
-    return tuple(x + v if j == k else x for j, x in enumerate(t))
+    return tuple(plus(x, v) if j == k else x for j, x in enumerate(t))
+
+
+def plus(x, v):
+    """The cotangent ``x`` with ``v`` added: item by item for tuples (never joined),
+    an empty array standing for "none yet" (see ``accumulate``).
+
+    >>> plus(((1.0,), np.zeros((0,))), ((2.0,), np.ones(2)))
+    ((3.0,), array([1., 1.]))
+    """
+    if isinstance(x, tuple):
+        return tuple(plus(a, b) for a, b in zip(x, v, strict=True))
+    if isinstance(x, np.ndarray):
+        return accumulate(x, v)
+    return x + v
 
 
 def fill_like(t, g):
@@ -64,7 +80,7 @@ def _compiled(params: str, head: list[str], items: list[str]):
     """``def impl(<params>): <head>; return (<items>,)``, for Numba to compile:
     one expression per item, so items of different types each keep theirs."""
     body = "".join(f"    {line}\n" for line in head)
-    namespace = {"np": np}
+    namespace = {"np": np, "plus": plus}
     exec(f"def impl({params}):\n{body}    return ({''.join(f'{e}, ' for e in items)})\n",
          namespace)
     return namespace["impl"]
@@ -100,8 +116,17 @@ def _add_at_numba(t, i, v):
     if isinstance(t, types.BaseTuple) and len(t):
         n = len(t)
         return _compiled("t, i, v", [f"k = i % {n}"],
-                         [f"t[{j}] + v if k == {j} else t[{j}]" for j in range(n)])
+                         [f"plus(t[{j}], v) if k == {j} else t[{j}]" for j in range(n)])
     return None
+
+
+@overload(plus)
+def _plus_numba(x, v):
+    if isinstance(x, types.BaseTuple):
+        return _compiled("x, v", [], [f"plus(x[{j}], v[{j}])" for j in range(len(x))])
+    if isinstance(x, types.Array):
+        return lambda x, v: accumulate(x, v)
+    return lambda x, v: x + v
 
 
 @overload(fill_like)
