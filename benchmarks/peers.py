@@ -28,6 +28,7 @@ from collections.abc import Callable
 
 import numba
 import numpy as np
+from problems import lower_gather_index
 
 # --------------------------------------------------------------------------------------
 # Hand-written reverse mode in Numba (the "what would an expert write" baseline)
@@ -119,11 +120,89 @@ def rosenbrock_index_grad_by_hand(x):
     return d_x
 
 
+@numba.njit(cache=False)
+def _sigmoid(z):
+    return 1.0 / (1.0 + math.exp(-z))
+
+
+@numba.njit(cache=False)
+def lstm_grad_by_hand(main_params, extra_params, state, sequence):
+    """Tapes, per step, layer and bit: the layer's input, old hidden and cell state,
+    its four gates, tanh of the new cell state and the new hidden state."""
+    layers = state.shape[0] // 2
+    c, b = sequence.shape
+    tape = np.empty((c - 1, layers, 9, b))   # x, hidden, cell, f, i, o, change, tanh, out
+    s = state.copy()
+    for t in range(c - 1):
+        for layer in range(layers):
+            h = 2 * layer
+            for j in range(b):
+                x = sequence[t, j] * extra_params[0, j] if layer == 0 else tape[t, layer - 1, 8, j]
+                forget = _sigmoid(x * main_params[h, j] + main_params[h + 1, j])
+                ingate = _sigmoid(s[h, j] * main_params[h, b + j] + main_params[h + 1, b + j])
+                outgate = _sigmoid(x * main_params[h, 2 * b + j] + main_params[h + 1, 2 * b + j])
+                change = math.tanh(s[h, j] * main_params[h, 3 * b + j]
+                                   + main_params[h + 1, 3 * b + j])
+                row = tape[t, layer]
+                row[0, j], row[1, j], row[2, j] = x, s[h, j], s[h + 1, j]
+                row[3, j], row[4, j], row[5, j], row[6, j] = forget, ingate, outgate, change
+                s[h + 1, j] = s[h + 1, j] * forget + ingate * change
+                row[7, j] = math.tanh(s[h + 1, j])
+                s[h, j] = outgate * row[7, j]
+                row[8, j] = s[h, j]
+    d_main = np.zeros_like(main_params)
+    d_extra = np.zeros_like(extra_params)
+    d_s = np.zeros_like(state)
+    d_x = np.empty(b)
+    d_total = -1.0 / ((c - 1) * b)
+    for t in range(c - 2, -1, -1):
+        top = tape[t, layers - 1, 8]
+        sum_exp = 2.0
+        sum_gold = 0.0
+        for j in range(b):
+            sum_exp += math.exp(top[j] * extra_params[1, j] + extra_params[2, j])
+            sum_gold += sequence[t + 1, j]
+        for j in range(b):
+            ypred = top[j] * extra_params[1, j] + extra_params[2, j]
+            d_y = d_total * (sequence[t + 1, j] - math.exp(ypred) / sum_exp * sum_gold)
+            d_extra[1, j] += d_y * top[j]
+            d_extra[2, j] += d_y
+            d_x[j] = d_y * extra_params[1, j]
+        for layer in range(layers - 1, -1, -1):
+            h = 2 * layer
+            row = tape[t, layer]
+            for j in range(b):
+                x, hid, cell_old = row[0, j], row[1, j], row[2, j]
+                forget, ingate, outgate, change = row[3, j], row[4, j], row[5, j], row[6, j]
+                tanh_cell = row[7, j]
+                d_hid = d_s[h, j] + d_x[j]
+                d_cell = d_s[h + 1, j] + d_hid * outgate * (1.0 - tanh_cell * tanh_cell)
+                d_zf = d_cell * cell_old * forget * (1.0 - forget)
+                d_zi = d_cell * change * ingate * (1.0 - ingate)
+                d_zo = d_hid * tanh_cell * outgate * (1.0 - outgate)
+                d_zc = d_cell * ingate * (1.0 - change * change)
+                d_main[h, j] += d_zf * x
+                d_main[h + 1, j] += d_zf
+                d_main[h, b + j] += d_zi * hid
+                d_main[h + 1, b + j] += d_zi
+                d_main[h, 2 * b + j] += d_zo * x
+                d_main[h + 1, 2 * b + j] += d_zo
+                d_main[h, 3 * b + j] += d_zc * hid
+                d_main[h + 1, 3 * b + j] += d_zc
+                d_s[h, j] = d_zi * main_params[h, b + j] + d_zc * main_params[h, 3 * b + j]
+                d_s[h + 1, j] = d_cell * forget
+                d_x[j] = d_zf * main_params[h, j] + d_zo * main_params[h, 2 * b + j]
+        for j in range(b):
+            d_extra[0, j] += d_x[j] * sequence[t, j]
+    return d_main, d_extra
+
+
 def make_hand_numba() -> dict[str, Callable]:
     return {"oscillator": oscillator_grad_by_hand,
             "rosenbrock_chain": rosenbrock_chain_grad_by_hand,
             "smooth_energy": smooth_energy_grad_by_hand,
-            "rosenbrock_index": rosenbrock_index_grad_by_hand}
+            "rosenbrock_index": rosenbrock_index_grad_by_hand,
+            "lstm": lstm_grad_by_hand}
 
 
 # --------------------------------------------------------------------------------------
@@ -381,21 +460,6 @@ def _version(dist: str, module) -> str:
 # --------------------------------------------------------------------------------------
 
 
-def lower_gather_index(d: int) -> np.ndarray:
-    """Indices into ``[icf[k, d:], 0]`` that lay out the strictly lower triangle of
-    Q_k row-major as d*d entries: entry (row, col) of the loop form's
-    ``icf[k, lparams]``, numbered column by column, and 0 (the padding column)
-    elsewhere."""
-    nlower = d * (d - 1) // 2
-    index = np.full(d * d, nlower, dtype=np.int64)
-    position = 0
-    for col in range(d):
-        for row in range(col + 1, d):
-            index[row * d + col] = position
-            position += 1
-    return index
-
-
 def gmm_constants(n: int, d: int, k: int, wishart_gamma: float, wishart_m: int) -> float:
     """The parameter-free terms of the GMM objective (Wishart normaliser, 2 pi)."""
     dof = d + wishart_m + 1
@@ -408,6 +472,7 @@ def gmm_constants(n: int, d: int, k: int, wishart_gamma: float, wishart_m: int) 
 def make_array_jax() -> dict[str, Callable]:
     import jax
     import jax.numpy as jnp
+    from jax import lax
     from jax.scipy.special import logsumexp
 
     def gmm(alphas, means, icf, x, wishart_gamma, wishart_m):
@@ -433,7 +498,27 @@ def make_array_jax() -> dict[str, Callable]:
         lse = logsumexp(logits, axis=1)
         return jnp.mean(lse - jnp.sum(labels * logits, axis=1))
 
+    def lstm(main_params, extra_params, state, sequence):
+        layers = state.shape[0] // 2
+        b = sequence.shape[1]
+
+        def step(carry, pair):
+            s, total = carry
+            x, gold = pair
+            x = x * extra_params[0]
+            rows = []
+            for layer in range(layers):
+                hidden, cell = lstm_cell(jnp, main_params[2 * layer], main_params[2 * layer + 1],
+                                         s[2 * layer], s[2 * layer + 1], x, b)
+                rows += [hidden, cell]
+                x = hidden
+            return (jnp.stack(rows), total + lstm_prediction_term(jnp, extra_params, x, gold)), None
+
+        (_, total), _ = lax.scan(step, (state, 0.0), (sequence[:-1], sequence[1:]))
+        return -total / ((sequence.shape[0] - 1) * b)
+
     loops = array_loop_peers(jnp)
+    loops["lstm"] = (lstm, 2)
 
     def wrap(f: Callable, nwrt: int, static: tuple[int, ...]) -> Callable:
         g = jax.jit(jax.grad(f, argnums=tuple(range(nwrt))), static_argnums=static)
@@ -443,7 +528,9 @@ def make_array_jax() -> dict[str, Callable]:
             return tuple(np.asarray(v) for v in out)
         return grad
 
-    return {"gmm": wrap(gmm, 3, (4, 5)), "mlp": wrap(mlp, 4, ()),
+    grad_gmm = wrap(gmm, 3, (4, 5))
+    return {"gmm": grad_gmm, "gmm_vectorised": lambda *args: grad_gmm(*args[:-1]),
+            "mlp": wrap(mlp, 4, ()),
             **{name: wrap(f, nwrt, ()) for name, (f, nwrt) in loops.items()}}
 
 
@@ -489,7 +576,8 @@ def make_array_torch() -> dict[str, Callable]:
         mlp(*params, torch.from_numpy(inputs), torch.from_numpy(labels)).backward()
         return tuple(p.grad.numpy() for p in params)
 
-    return {"gmm": grad_gmm, "mlp": grad_mlp,
+    return {"gmm": grad_gmm, "gmm_vectorised": lambda *args: grad_gmm(*args[:-1]),
+            "mlp": grad_mlp,
             **{name: loop_grad(f, nwrt) for name, (f, nwrt) in array_loop_peers(torch).items()}}
 
 
@@ -531,7 +619,9 @@ def make_array_autograd() -> dict[str, Callable]:
 
     loops = {name: (lambda params, *rest, f=f: f(*params, *rest), nwrt)
              for name, (f, nwrt) in array_loop_peers(anp).items()}
-    return {"gmm": wrap(gmm, 3), "mlp": wrap(mlp, 4),
+    grad_gmm = wrap(gmm, 3)
+    return {"gmm": grad_gmm, "gmm_vectorised": lambda *args: grad_gmm(*args[:-1]),
+            "mlp": wrap(mlp, 4),
             **{name: wrap(f, nwrt) for name, (f, nwrt) in loops.items()}}
 
 
@@ -557,5 +647,40 @@ def array_loop_peers(xp) -> dict[str, tuple[Callable, int]]:
         err = xp.tanh(x @ w.T + b) - y
         return xp.sum(err * err)
 
+    def lstm(main_params, extra_params, state, sequence):
+        """A Python loop over time steps, vectorised over the bits (JAX uses lax.scan)."""
+        layers = state.shape[0] // 2
+        b = sequence.shape[1]
+        hidden = [state[2 * layer] for layer in range(layers)]
+        cell = [state[2 * layer + 1] for layer in range(layers)]
+        total = 0.0
+        for t in range(sequence.shape[0] - 1):
+            x = sequence[t] * extra_params[0]
+            for layer in range(layers):
+                hidden[layer], cell[layer] = lstm_cell(
+                    xp, main_params[2 * layer], main_params[2 * layer + 1],
+                    hidden[layer], cell[layer], x, b)
+                x = hidden[layer]
+            total = total + lstm_prediction_term(xp, extra_params, x, sequence[t + 1])
+        return -total / ((sequence.shape[0] - 1) * b)
+
     return {"smooth_energy": (smooth_energy, 2), "rosenbrock_index": (rosenbrock_index, 1),
-            "stencil_2d": (stencil_2d, 2), "dense_loops": (dense_loops, 2)}
+            "stencil_2d": (stencil_2d, 2), "dense_loops": (dense_loops, 2),
+            "lstm": (lstm, 2)}
+
+
+def lstm_cell(xp, weight, bias, hidden, cell, x, b: int) -> tuple:
+    """One ADBench LSTM layer on vectors of ``b`` bits (diagonal weights):
+    the new (hidden, cell)."""
+    forget = 1.0 / (1.0 + xp.exp(-(x * weight[:b] + bias[:b])))
+    ingate = 1.0 / (1.0 + xp.exp(-(hidden * weight[b:2 * b] + bias[b:2 * b])))
+    outgate = 1.0 / (1.0 + xp.exp(-(x * weight[2 * b:3 * b] + bias[2 * b:3 * b])))
+    change = xp.tanh(hidden * weight[3 * b:] + bias[3 * b:])
+    cell = cell * forget + ingate * change
+    return outgate * xp.tanh(cell), cell
+
+
+def lstm_prediction_term(xp, extra_params, x, gold):
+    """sum(gold * log-softmax prediction), with ADBench's + 2 in the logsumexp."""
+    ypred = x * extra_params[1] + extra_params[2]
+    return xp.sum(gold * (ypred - xp.log(xp.sum(xp.exp(ypred)) + 2.0)))

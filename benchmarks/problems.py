@@ -109,6 +109,52 @@ def logistic_branches(r, w, n):
     return loss / n
 
 
+# --------------------------------------------------------------------------------------
+# A 30-line scalar function, for the cold-start figure only (run.py, cold_starts): a
+# projectile with quadratic drag and wind, integrated with Heun's method, bouncing off
+# the ground, with a loss on where it lands and how fast it arrives.
+# --------------------------------------------------------------------------------------
+
+
+def drag_acceleration(vx, vy, wind, drag):
+    rel = vx - wind
+    speed = math.sqrt(rel * rel + vy * vy)
+    return -drag * speed * rel, -9.81 - drag * speed * vy
+
+
+def projectile(angle, speed, drag, wind, n):
+    dt = 0.01
+    x = 0.0
+    y = 1.0
+    vx = speed * math.cos(angle)
+    vy = speed * math.sin(angle)
+    bounces = 0
+    for _ in range(n):
+        ax, ay = drag_acceleration(vx, vy, wind, drag)
+        px = x + dt * vx
+        py = y + dt * vy
+        pvx = vx + dt * ax
+        pvy = vy + dt * ay
+        bx, by = drag_acceleration(pvx, pvy, wind, drag)
+        x = x + 0.5 * dt * (vx + pvx)
+        y = y + 0.5 * dt * (vy + pvy)
+        vx = vx + 0.5 * dt * (ax + bx)
+        vy = vy + 0.5 * dt * (ay + by)
+        if y < 0.0:
+            y = -y
+            vy = -0.7 * vy
+            bounces += 1
+            if bounces > 3:
+                break
+        elif py > 50.0:
+            vy = vy - 0.1 * (py - 50.0)
+        if px > 40.0:
+            vx = -0.5 * vx
+    miss = x - 20.0
+    arrival = math.hypot(vx, vy)
+    return miss * miss + 0.01 * arrival * arrival + 0.1 * math.exp(-y)
+
+
 @dataclass(frozen=True)
 class Problem:
     """One benchmark problem: ``fn(*params, n)`` with ``params`` differentiated."""
@@ -225,6 +271,120 @@ def dense_loops(w, b, x, y):
     return loss
 
 
+# --------------------------------------------------------------------------------------
+# 11. The ADBench LSTM objective: a stacked LSTM with diagonal weights over a sequence
+#    of characters (one row of bits each), predicting each next character with a
+#    log-softmax (ADBench adds 2 inside the logsumexp).  Written as a Numba user
+#    writes it: loops over time steps, layers and bits, the state in a scratch copy.
+#    Exercises: a helper function, overwritten items of a scratch array (restores),
+#    exp/tanh, a loop-carried accumulator.
+# --------------------------------------------------------------------------------------
+
+
+def sigmoid(z):
+    return 1.0 / (1.0 + math.exp(-z))
+
+
+def lstm_objective(main_params, extra_params, state, sequence):
+    """ADBench's ``lstm_objective``: ``main_params`` (2 layers, 4 b) holds each layer's
+    weight and bias rows (forget, input, output gate, change), ``extra_params`` (3, b)
+    the input weight, output weight and output bias, ``state`` (2 layers, b) each
+    layer's hidden and cell state, ``sequence`` (c, b) the characters' bits."""
+    layers = state.shape[0] // 2
+    b = sequence.shape[1]
+    c = sequence.shape[0]
+    s = state.copy()
+    x = np.empty(b)
+    ypred = np.empty(b)
+    total = 0.0
+    for t in range(c - 1):
+        for j in range(b):
+            x[j] = sequence[t, j] * extra_params[0, j]
+        for layer in range(layers):
+            h = 2 * layer
+            for j in range(b):
+                forget = sigmoid(x[j] * main_params[h, j] + main_params[h + 1, j])
+                ingate = sigmoid(s[h, j] * main_params[h, b + j] + main_params[h + 1, b + j])
+                outgate = sigmoid(x[j] * main_params[h, 2 * b + j]
+                                  + main_params[h + 1, 2 * b + j])
+                change = math.tanh(s[h, j] * main_params[h, 3 * b + j]
+                                   + main_params[h + 1, 3 * b + j])
+                s[h + 1, j] = s[h + 1, j] * forget + ingate * change
+                s[h, j] = outgate * math.tanh(s[h + 1, j])
+                x[j] = s[h, j]
+        lse = 0.0
+        for j in range(b):
+            ypred[j] = x[j] * extra_params[1, j] + extra_params[2, j]
+            lse += math.exp(ypred[j])
+        lse = math.log(lse + 2.0)
+        for j in range(b):
+            total += sequence[t + 1, j] * (ypred[j] - lse)
+    return -total / ((c - 1) * b)
+
+
+def lstm_data(layers=2, chars=1024, bits=14, seed=9) -> tuple:
+    rng = np.random.default_rng(seed)
+    return (rng.uniform(-1.0, 1.0, (2 * layers, 4 * bits)),
+            rng.uniform(-1.0, 1.0, (3, bits)),
+            rng.uniform(-1.0, 1.0, (2 * layers, bits)),
+            rng.integers(0, 2, (chars, bits)).astype(np.float64))
+
+
+# --------------------------------------------------------------------------------------
+# 12. The GMM objective vectorised, as a NumPy user writes it: the triangular factors
+#    gathered with np.take (axis=1), einsum over (N, K, d), a max-shifted logsumexp with
+#    keepdims.  The same maths as the peers' GMM (peers.py).
+# --------------------------------------------------------------------------------------
+
+
+def lower_gather_index(d: int) -> np.ndarray:
+    """Indices into ``[icf[k, d:], 0]`` that lay out the strictly lower triangle of
+    Q_k row-major as d*d entries: entry (row, col) of the loop form's
+    ``icf[k, lparams]``, numbered column by column, and 0 (the padding column)
+    elsewhere."""
+    nlower = d * (d - 1) // 2
+    index = np.full(d * d, nlower, dtype=np.int64)
+    position = 0
+    for col in range(d):
+        for row in range(col + 1, d):
+            index[row * d + col] = position
+            position += 1
+    return index
+
+
+def gmm_vectorised(alphas, means, icf, x, wishart_gamma, wishart_m, lower_index):
+    """The GMM objective of ``examples/gmm.py`` without loops over the data."""
+    n = x.shape[0]
+    d = x.shape[1]
+    k = alphas.shape[0]
+    diag = icf[:, :d]
+    padded = np.concatenate((icf[:, d:], np.zeros((k, 1))), axis=1)
+    lower = np.take(padded, lower_index, axis=1).reshape(k, d, d)
+    centred = x.reshape(n, 1, d) - means.reshape(1, k, d)
+    qx = np.exp(diag) * centred + np.einsum("kij,nkj->nki", lower, centred)
+    main_term = alphas + np.sum(diag, axis=1) - 0.5 * np.sum(qx * qx, axis=2)
+    top = np.max(main_term, axis=1, keepdims=True)
+    slse = np.sum(top) + np.sum(np.log(np.sum(np.exp(main_term - top), axis=1)))
+    top_alpha = np.max(alphas)
+    lse_alphas = top_alpha + np.log(np.sum(np.exp(alphas - top_alpha)))
+    frobenius = np.sum(np.exp(diag) ** 2, axis=1) + np.sum(icf[:, d:] ** 2, axis=1)
+    prior = np.sum(0.5 * wishart_gamma * wishart_gamma * frobenius
+                   - wishart_m * np.sum(diag, axis=1))
+    dof = d + wishart_m + 1
+    log_gamma = 0.25 * d * (d - 1) * math.log(math.pi)
+    for j in range(1, d + 1):
+        log_gamma += math.lgamma(0.5 * dof + 0.5 * (1 - j))
+    normaliser = dof * d * (math.log(wishart_gamma) - 0.5 * math.log(2.0)) - log_gamma
+    constant = -n * d * 0.5 * math.log(2.0 * math.pi)
+    return constant + slse - n * lse_alphas + prior - k * normaliser
+
+
+def gmm_vectorised_data() -> tuple:
+    """The loop-form GMM's data, plus the gather index of its triangular factors."""
+    args = gmm_data()
+    return (*args, lower_gather_index(args[3].shape[1]))
+
+
 def vector_data(n=100_000, seed=5) -> tuple:
     return (np.random.default_rng(seed).uniform(0.5, 1.5, n),)
 
@@ -282,4 +442,12 @@ ARRAY_PROBLEMS = [
     ArrayProblem("mlp", mlp_loss, ("w1", "b1", "w2", "b2"), mlp_data,
                  "vectorised: @, broadcasting, relu, logsumexp over axis=1",
                  "X 256×64, W1 64×128 (+b1), W2 128×10 (+b2)", numba_primal=False),
+    ArrayProblem("lstm", lstm_objective, ("main_params", "extra_params"), lstm_data,
+                 "ADBench LSTM: loops over time, layers, bits; scratch state; exp/tanh",
+                 "l=2, c=1024, b=14", python_gradient=False),
+    # numba.njit has no np.take(axis=...), einsum or keepdims: no plain-Numba primal.
+    ArrayProblem("gmm_vectorised", gmm_vectorised, ("alphas", "means", "icf"),
+                 gmm_vectorised_data,
+                 "vectorised GMM: np.take(axis=1), einsum, max(keepdims=True)",
+                 "d=10, K=25, N=1000", numba_primal=False),
 ]

@@ -133,7 +133,7 @@ def build_tools(problems, array_problems, wanted: set[str]) -> tuple[dict, dict,
         S2S_NUMBA[p.name] = df
         tools["primal-python"][p.name] = p.fn
         if p.numba_primal:
-            tools["primal-numba"][p.name] = numba.njit(p.fn)
+            tools["primal-numba"][p.name] = njit_with_callees(p.fn)
         tools.setdefault("s2s_ad-primal", {})[p.name] = df
         tools[REFERENCE][p.name] = ad.gradient(df)
         tools[KERNEL][p.name] = _fused_kernel(df, p)
@@ -249,6 +249,8 @@ class Results:
     fd_error: dict[tuple[str, int], float] = field(default_factory=dict)
     problems_found: list[str] = field(default_factory=list)
     paths: dict[str, str] = field(default_factory=dict)
+    memory: dict[str, object] = field(default_factory=dict)   # name -> ad TapeMemory
+    cold: dict[str, list] = field(default_factory=dict)       # cold_starts()
 
 
 def run_problem(p, sizes, tools, results: Results, args) -> None:
@@ -419,6 +421,124 @@ def run_array_problem(p, tools, results: Results, args) -> None:
               f"(min of {cell.timing.repeats}x{cell.timing.loops}){err}", flush=True)
 
 
+def measure_memory(problems, array_problems, n: int, results: Results) -> None:
+    """``ad.explain(..., memory=True)`` for every problem (scalar ones at size ``n``):
+    the bytes the forward keeps for the pullback and the bytes the pullback reads."""
+    import s2s_ad as ad
+
+    calls = [(p.name, p.args(n)) for p in problems]
+    calls += [(p.name, p.args()) for p in array_problems]
+    for name, call_args in calls:
+        if name not in S2S_NUMBA:
+            continue
+        start = time.perf_counter()
+        results.memory[name] = ad.explain(S2S_NUMBA[name], *call_args, memory=True).memory
+        print(f"  memory of {name}: {results.memory[name]} "
+              f"({time.perf_counter() - start:.1f} s)", flush=True)
+
+
+def memory_table(problems, array_problems, n: int, results: Results) -> list[str]:
+    """The tape-memory table: bytes kept for the pullback against bytes it reads."""
+    if not results.memory:
+        return []
+    lines = [
+        "",
+        "Tape memory (`ad.explain(f, *args, memory=True)`): the bytes the forward keeps for "
+        "the pullback (tapes, copies, scalars; argument arrays kept by reference are listed "
+        "apart and not counted), and the bytes of them the pullback reads at least once "
+        "(the generated Python pullback run with reads recorded). Scalar problems at "
+        f"n={n:,}.",
+        "",
+        "| problem | kept for the pullback | argument arrays, by reference | read by the "
+        "pullback | kept / read |",
+        "|---|---:|---:|---:|---:|",
+    ]
+    for p in [*problems, *array_problems]:
+        m = results.memory.get(p.name)
+        if m is None:
+            continue
+        read = "n/a" if m.read is None else f"{m.read:,}"
+        ratio = f"{m.ratio:.2f}" if m.ratio is not None else (m.why or "n/a")
+        lines.append(f"| {p.name} | {m.residual:,} | {m.arguments:,} | {read} | {ratio} |")
+    return lines
+
+
+COLD_START = {  # name -> (problem list, problem name, size for a scalar problem)
+    "projectile (30-line scalar function)": ("SCALAR", "projectile", 1_000),
+    "mlp": ("ARRAY_PROBLEMS", "mlp", 0),
+    "gmm (loop form)": ("ARRAY_PROBLEMS", "gmm", 0),
+}
+
+_COLD_CODE = """
+import json, sys, time
+started = time.perf_counter()
+sys.path.insert(0, {here!r})
+import numba
+import s2s_ad as ad
+import problems
+imported = time.perf_counter()
+numba.njit(lambda x: x + 1.0)(1.0)
+numba_ready = time.perf_counter()
+if {kind!r} == "SCALAR":
+    fn, args, wrt = problems.projectile, (0.7, 15.0, 0.05, 1.0, {size}), None
+else:
+    p = next(p for p in problems.ARRAY_PROBLEMS if p.name == {name!r})
+    fn, args, wrt = p.fn, p.args(), p.wrt
+gradient = ad.gradient(ad.differentiable(fn, wrt=wrt, jit=True))
+start = time.perf_counter()
+gradient(*args)
+done = time.perf_counter()
+print(json.dumps({{"import": imported - started, "numba": numba_ready - imported,
+                  "first": done - start}}))
+"""
+
+
+def cold_starts() -> dict[str, list[dict[str, float] | None]]:
+    """{case: [cold process, second process]}: each a fresh Python process timing
+    ``import s2s_ad``, Numba's own start-up (one trivial ``njit``), and the first
+    gradient call; both processes share one new, empty ``S2S_AD_CACHE_DIR``."""
+    out: dict[str, list[dict[str, float] | None]] = {}
+    for case, (kind, name, size) in COLD_START.items():
+        env = {**os.environ, "S2S_AD_CACHE_DIR": tempfile.mkdtemp(prefix="s2s_ad_cold_")}
+        code = _COLD_CODE.format(here=str(HERE), kind=kind, name=name, size=size)
+        runs: list[dict[str, float] | None] = []
+        for _ in range(2):
+            proc = subprocess.run([sys.executable, "-c", code], capture_output=True,
+                                  text=True, env=env)
+            if proc.returncode != 0:
+                loud(f"cold start of {case} failed:\n{proc.stderr[-2000:]}")
+                runs.append(None)
+                continue
+            runs.append(json.loads(proc.stdout.strip().splitlines()[-1]))
+        out[case] = runs
+        print(f"  cold start of {case}: {runs}", flush=True)
+    return out
+
+
+def cold_start_table(cold: dict[str, list[dict[str, float] | None]]) -> list[str]:
+    if not cold:
+        return []
+    lines = [
+        "",
+        "Cold start (seconds; a new process each, both with one new empty "
+        "`S2S_AD_CACHE_DIR`): `import s2s_ad`, Numba's own start-up (its first trivial "
+        "`njit` call), then the first `ad.gradient` call (transform + compile, or load "
+        "from the disk cache in the second process).",
+        "",
+        "| function | import s2s_ad | Numba start-up | first gradient, cold | import, "
+        "second process | Numba start-up, second process | first gradient, second process |",
+        "|---|---:|---:|---:|---:|---:|---:|",
+    ]
+    for case, runs in cold.items():
+        cells = []
+        for run in runs:
+            cells += (["failed"] * 3 if run is None else
+                      [fmt_seconds(run["import"]), fmt_seconds(run["numba"]),
+                       fmt_seconds(run["first"])])
+        lines.append(f"| {case} | " + " | ".join(cells) + " |")
+    return lines
+
+
 def cached_first_calls(names: list[str], sizes: list[int]) -> dict[str, float]:
     """s2s_ad's first gradient call per problem in a fresh process (disk cache warm)."""
     code = (
@@ -572,6 +692,8 @@ def report(problems, array_problems, sizes, tools, versions, skipped, results: R
             row = [fmt_ratio(results.cells.get((p.name, n, c)), ref) for c in cols]
             lines.append(f"| {p.name} | {n:,} | " + " | ".join(row) + " |")
     lines += array_tables(array_problems, tools, results)
+    lines += memory_table(problems, array_problems, memory_size(sizes), results)
+    lines += cold_start_table(results.cold)
     lines += [
         "",
         "One-off costs (seconds, not ratios): s2s_ad's first gradient call in this process "
@@ -623,6 +745,12 @@ def report(problems, array_problems, sizes, tools, versions, skipped, results: R
     return "\n".join(lines) + "\n"
 
 
+def memory_size(sizes: list[int]) -> int:
+    """The size at which the scalar problems' tape memory is measured: the middle one
+    (their Python pullbacks are run, so not the largest)."""
+    return sorted(sizes)[len(sizes) // 2]
+
+
 README_START, README_END = "<!-- results: start -->", "<!-- results: end -->"
 
 
@@ -651,6 +779,10 @@ def main(argv: list[str] | None = None) -> int:
                         help="skip a tool at a size where one call is projected to take longer")
     parser.add_argument("--cell-seconds", type=float, default=3.0,
                         help="time budget for the repeats of one tool at one size")
+    parser.add_argument("--no-cold-start", action="store_true",
+                        help="skip the cold-start processes (30-line scalar function, MLP, GMM)")
+    parser.add_argument("--no-memory", action="store_true",
+                        help="skip the tape-memory table (it runs each Python pullback once)")
     parser.add_argument("--output", type=Path, default=HERE / "results.md")
     parser.add_argument("--keep-cache", action="store_true",
                         help="use $S2S_AD_CACHE_DIR as is (default: a fresh empty one, "
@@ -684,6 +816,10 @@ def main(argv: list[str] | None = None) -> int:
         run_problem(p, args.sizes, tools, results, args)
     for p in array_problems:
         run_array_problem(p, tools, results, args)
+    if not args.no_memory:
+        measure_memory(problems, array_problems, memory_size(args.sizes), results)
+    if not args.no_cold_start:
+        results.cold = cold_starts()
     results.compile_s2s_cached = cached_first_calls(
         [p.name for p in [*problems, *array_problems]], args.sizes)
     text = report(problems, array_problems, args.sizes, tools, versions, skipped, results,

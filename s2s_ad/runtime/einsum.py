@@ -187,15 +187,25 @@ def _contract(flats, shapes, labels, out_labels, out_shape, nlabels):
         total *= sizes[label]
     if total == 0:
         return out, shape_out
+    if nlabels == 0:  # scalars only
+        out[0] = 1.0
+        for k in range(nops):
+            out[0] *= flats[k][0]
+        return out, shape_out
     index = np.zeros(nlabels, np.int64)
     offsets = np.zeros(nops, np.int64)
     position = 0
-    for _ in range(total):
-        term = 1.0
-        for k in range(nops):
-            term *= flats[k][offsets[k]]
-        out[position] += term
-        label = nlabels - 1  # the odometer: the last label turns fastest
+    inner = nlabels - 1  # the fastest label gets a loop of its own
+    inner_size = sizes[inner]
+    inner_out = out_strides[inner]
+    inner_strides = strides[:, inner].copy()
+    for _ in range(total // inner_size):
+        for v in range(inner_size):
+            term = 1.0
+            for k in range(nops):
+                term *= flats[k][offsets[k] + v * inner_strides[k]]
+            out[position + v * inner_out] += term
+        label = inner - 1  # the odometer of the other labels: the last turns fastest
         while label >= 0:
             index[label] += 1
             position += out_strides[label]
@@ -278,13 +288,29 @@ def _tables(subscripts, operands, free_output, like=None):
         raise TypingError(f"einsum {text!r}: operands of ndim {ndims} do not match")
     if like is not None and len(out) != (like.ndim if isinstance(like, types.Array) else 0):
         raise TypingError(f"einsum {text!r}: 'like' does not have {len(out)} dimensions")
-    ids = {c: i for i, c in enumerate(dict.fromkeys("".join(ins) + out))}
+    ids = {c: i for i, c in enumerate(_loop_order(ins, out))}
     labels = np.full((len(ins), max([1, *ndims])), -1, np.int64)
     for k, s in enumerate(ins):
         labels[k, :len(s)] = [ids[c] for c in s]
     out_labels = np.array([ids[c] for c in out], np.int64)
     dtypes = [as_dtype(op.dtype if isinstance(op, types.Array) else op) for op in operands]
     return labels, out_labels, len(ids), len(out), np.result_type(*dtypes).type
+
+
+def _loop_order(ins, out):
+    """The labels, outermost loop first: a label nearer the last axis of the operands
+    and the output (a smaller stride) loops further in, so the innermost loop walks
+    memory in order where it can.
+
+    >>> _loop_order(("kij", "nkj"), "nki")
+    ['k', 'n', 'i', 'j']
+    """
+    labels = list(dict.fromkeys("".join(ins) + out))
+
+    def depth(label):
+        return sum(len(s) - 1 - s.rindex(label) for s in (*ins, out) if label in s)
+
+    return sorted(labels, key=depth, reverse=True)
 
 
 @register_jitable

@@ -1,7 +1,7 @@
 """Storage for the reverse pass: growable tapes and array cotangents.
 
 A loop whose trip count is not known ahead pushes the values the pullback
-needs onto a *tape*, an array that ``grow`` doubles when full.
+needs onto a *tape*, an array that ``grow`` makes half as long again when full.
 
 An array cotangent starts as an *empty* array of the right rank, meaning "no
 cotangent yet", so the forward pass never has to save a shape only for the
@@ -20,15 +20,19 @@ __all__ = ["accumulate", "grow", "materialize"]
 
 @register_jitable
 def grow(tape, position):
-    """``tape`` with room for index ``position``: doubles it when full.
+    """``tape`` with room for index ``position``: half as long again when full.
 
-    >>> grow(np.zeros(2), 1).shape, grow(np.zeros(2), 2).shape
-    ((2,), (8,))
+    Growing by half (not doubling) keeps the spare room, which the pullback never
+    reads, under half of what the tape holds, at an amortised three copies per
+    item instead of two.
+
+    >>> grow(np.zeros(2), 1).shape, grow(np.zeros(2), 2).shape, grow(np.zeros(16), 16).shape
+    ((2,), (8,), (24,))
     """
     n = tape.shape[0]
     if position < n:
         return tape
-    bigger = np.empty(max(2 * n, position + 1, 8), tape.dtype)
+    bigger = np.empty(max(n + n // 2, position + 1, 8), tape.dtype)
     bigger[:n] = tape
     return bigger
 

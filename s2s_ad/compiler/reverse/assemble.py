@@ -8,7 +8,7 @@ Guarantees about the four ``FunctionDef`` trees it returns:
   level, and pushed onto a tape when saved inside a loop or branch;
 * numeric tapes are NumPy arrays indexed by the loop's position counter,
   preallocated to the trip count for a top-level ``for ... in range`` loop and
-  doubled on demand otherwise; other values go on typed lists used as stacks;
+  grown on demand otherwise; other values go on typed lists used as stacks;
 * branch decisions and per-entry loop trip counts are saved the same way, so
   ``pullback(residuals, d_value) -> d_params`` replays the control flow in
   reverse without re-running any original statement (no side effect repeats);

@@ -4,7 +4,7 @@ Forward statements run in order; adjoint blocks are emitted in reverse.  Branch
 decisions and per-entry trip counts are saved like any value, so the pullback
 replays the control flow without re-running the original.  Loop tapes are
 preallocated to the trip count for top-level ``range`` loops (and ``range``
-loops nested in them whose bounds do not change), doubled on demand otherwise.
+loops nested in them whose bounds do not change), grown on demand otherwise.
 """
 
 from __future__ import annotations
@@ -149,7 +149,7 @@ def loop(cx: Context, s: gast.For | gast.While, where: Where) -> tuple[list, lis
 
 
 def _grown(tape: str, last: gast.expr, line: int | None) -> gast.If:
-    """``tape`` grown (doubled) if index ``last`` is past its end."""
+    """``tape`` grown if index ``last`` is past its end."""
     full = gast.Compare(left=last, ops=[gast.GtE()],
                         comparators=[gast.parse(f"{tape}.shape[0]", mode="eval").body])
     return gast.If(test=full, body=[assign(tape, call("rt.grow", load(tape), copy.deepcopy(last)),

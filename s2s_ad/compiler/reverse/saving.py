@@ -1,7 +1,7 @@
 """Stage 5 (reverse), part: saving values for the pullback.
 
 Top-level values become residual variables, values in loops and branches are
-pushed on tapes: arrays indexed by the loop position (preallocated or doubled),
+pushed on tapes: arrays indexed by the loop position (preallocated or grown),
 typed lists read back to front for everything else.
 """
 
