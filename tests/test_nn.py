@@ -143,6 +143,17 @@ def test_loss_gradients():
     check_grads(nn.mean_squared_error, _images((3, 2)), _images((3, 2)))
 
 
+def test_float32_layers_give_float32_gradients_close_to_float64_ones():
+    model64 = _small_cnn(False)
+    model32 = ad.map_leaves(lambda v: v.astype(np.float32), model64)
+    images, labels = _images((2, 6, 6, 2)), np.array([0, 2])
+    g64 = ad.gradient(cnn_loss, wrt=("model",))(model64, images, labels)
+    g32 = ad.gradient(cnn_loss, wrt=("model",))(model32, images.astype(np.float32), labels)
+    assert g32.conv.filter.dtype == g32.dense.weight.dtype == np.float32
+    np.testing.assert_allclose(g32.conv.filter, g64.conv.filter, rtol=1e-3, atol=1e-5)
+    np.testing.assert_allclose(g32.dense.weight, g64.dense.weight, rtol=1e-3, atol=1e-5)
+
+
 @dataclasses.dataclass(frozen=True)
 class SmallCNN(nn.Layer):
     conv: nn.Layer
@@ -184,23 +195,11 @@ def test_applied_for_backpropagation_gives_model_and_input_cotangents():
     assert d_model.activation is nn.tanh
 
 
-def _residual_bytes(pullback) -> int:
-    """The bytes of the arrays the pullback keeps from the forward run: the
-    closure cell ``residuals`` of the pullback ``ad.value_with_pullback`` returns."""
-    cells = dict(zip(pullback.__code__.co_freevars, pullback.__closure__, strict=True))
-    total, todo = 0, [cells["residuals"].cell_contents]
-    while todo:
-        item = todo.pop()
-        if isinstance(item, np.ndarray):
-            total += item.nbytes
-        elif isinstance(item, tuple | list):
-            todo.extend(item)
-    return total
-
-
 def _gradients_and_residual_bytes(loss, model, *args):
+    """Value, gradients, and the bytes the forward run keeps for the pullback
+    (``ad.explain(..., memory=True)``; argument arrays kept by reference not counted)."""
     value, pullback = ad.value_with_pullback(loss, model, *args)
-    return value, pullback(1.0), _residual_bytes(pullback)
+    return value, pullback(1.0), ad.explain(loss, model, *args, memory=True).memory.residual
 
 
 def test_discarding_activations_keeps_less_and_gives_the_same_gradient():
