@@ -39,7 +39,7 @@ from .errors import ArgumentError, IntegerArgumentWarning, JitError, NonDifferen
 from .kernels.registry import registry_generation
 from .kinds import kind_of_value
 from .markers import RecomputedFunction, custom_derivative, source_function
-from .structures import leaves
+from .structures import leaves, without_cut
 from .tracebacks import add_location_note
 
 JitOption = bool | str
@@ -399,8 +399,8 @@ def value_with_pullback(f: Callable, *args: Any, wrt: Wrt = None,
         check_cotangent(df.__name__, value, cotangent)
         if isinstance(cotangent, int | float | np.number):
             cotangent = float(cotangent)
-        elif t.structured_result:
-            cotangent = leaves(cotangent)
+        elif t.structured_result:  # nothing flows back through no_derivative fields
+            cotangent = without_cut(t.result_kind, leaves(cotangent))
         pair = (residuals, cotangent)
         if not compiled:
             with _compiling:

@@ -64,6 +64,16 @@ def raised(t: Transform, value: Any) -> Any:
     return rebuild(t.result_kind, value) if t.structured_result else value
 
 
+def _array_like(grad: Any, arg: np.ndarray) -> np.ndarray:
+    """An array cotangent shaped like ``arg``.  Generated code returns an array leaf of a
+    tuple or structure argument as it holds it: an empty array when no cotangent
+    reached it (see ``builders.zero``), which is a zero cotangent."""
+    grad = np.asarray(grad, dtype=arg.dtype)
+    if grad.size == 0 and arg.size:
+        return np.zeros_like(arg)
+    return grad.reshape(arg.shape)
+
+
 def cast_like(grad: Any, arg: Any) -> Any:
     """The cotangent ``grad`` in the type (and dtype) of the argument ``arg``."""
     cls = type(arg)
@@ -75,11 +85,11 @@ def cast_like(grad: Any, arg: Any) -> Any:
         if type(grad) is np.ndarray and (grad.dtype is arg.dtype or grad.dtype == arg.dtype) \
                 and grad.shape == arg.shape:
             return grad
-        return np.asarray(grad, dtype=arg.dtype).reshape(arg.shape)
+        return _array_like(grad, arg)
     if isinstance(arg, tuple):
         return tuple(cast_like(g, a) for g, a in zip(grad, arg, strict=True))
     if isinstance(arg, np.ndarray):
-        return np.asarray(grad, dtype=arg.dtype).reshape(arg.shape)
+        return _array_like(grad, arg)
     if isinstance(arg, np.floating):
         return type(arg)(grad)
     if isinstance(arg, float):

@@ -67,6 +67,34 @@ def leaves(value: Any) -> Any:
     return value
 
 
+def without_cut(kind: Any, flat: Any) -> Any:
+    """The leaves ``flat`` of a value of ``kind`` with zeros in the fields marked
+    ``no_derivative``: a cotangent carries nothing through them.
+
+    >>> from dataclasses import dataclass
+    >>> @dataclass
+    ... class Scaled:
+    ...     w: float
+    ...     t: float = no_derivative(default=2.0)
+    >>> without_cut(kind_of_value(Scaled(1.0)), (5.0, 7.0))
+    (5.0, 0.0)
+    """
+    if isinstance(kind, StructKind):
+        return tuple(_zeros(v) if name in kind.cut else without_cut(k, v)
+                     for name, k, v in zip(kind.fields, kind, flat, strict=True))
+    if isinstance(kind, tuple):
+        return tuple(without_cut(k, v) for k, v in zip(kind, flat, strict=True))
+    return flat
+
+
+def _zeros(flat: Any) -> Any:
+    if isinstance(flat, tuple):
+        return tuple(_zeros(v) for v in flat)
+    if isinstance(flat, np.ndarray):
+        return np.zeros_like(flat)
+    return type(flat)(0)
+
+
 def has_structure(value: Any) -> bool:
     """Whether ``value`` is or holds a structure (and so must go through :func:`leaves`)."""
     if type(value) is tuple:

@@ -311,3 +311,194 @@ def test_nested_tuples_indexed_in_a_loop_add_item_by_item():
 
     assert ad.gradient(f)(((1.0, 2.0), (3.0, 4.0)), 2) == ((2.0, 1.0), (4.0, 3.0))
     check_grads(f, ((1.0, 2.0), (3.0, 4.0)), 2)
+
+
+# -- found by the structure fuzzer (tests/fuzz, round 4) ----------------------------------
+def test_an_array_field_no_cotangent_reaches_is_a_zero_array():
+    def f(pair, scale):  # pair.right gets no cotangent
+        return pair.left * scale
+
+    grad = ad.gradient(f)(Pair(1.5, np.ones(3)), 2.0)
+    assert grad == (Pair(2.0, grad[0].right), 1.5)
+    np.testing.assert_array_equal(grad[0].right, np.zeros(3))
+    check_grads(lambda t, s: t[0] * s, (1.0, np.ones(2)), 3.0)  # a tuple argument too
+
+
+@dataclass
+class Weights:
+    scale: float
+    w: np.ndarray
+
+    def energy(self, x):
+        return self.scale * x + np.sum(self.w)
+
+
+weights = Weights(1.0, np.array([1.0, 2.0]))
+
+
+def test_fields_and_methods_of_a_global_structure_are_read_at_every_call():
+    def f(x):
+        return weights.scale * x + np.sum(weights.w * x) + weights.energy(x)
+
+    global weights
+    df = ad.differentiable(f, jit=False)
+    assert df(2.0) == 2.0 + 6.0 + 5.0
+    weights = Weights(3.0, np.array([10.0, 20.0]))
+    assert df(2.0) == f(2.0) == 6.0 + 60.0 + 36.0
+    assert ad.gradient(df)(2.0) == 3.0 + 30.0 + 3.0
+    weights = Weights(1.0, np.array([1.0, 2.0]))
+
+
+def test_nothing_flows_back_through_a_no_derivative_field_of_the_result():
+    def moved(p):
+        return Stack(p.first, p.second, temperature=np.sum(p.first.bias) * 3.0)
+
+    model = _stack()
+    _, pullback = ad.value_with_pullback(moved, model)
+    cotangent = ad.zero_tangent(model)
+    cotangent.temperature = 5.0  # a cotangent for a no_derivative field: ignored
+    np.testing.assert_array_equal(pullback(cotangent).first.bias, np.zeros(4))
+    check_grads(moved, model)
+
+
+@dataclass
+class Spring:
+    k: float
+
+    def energy(self, x):
+        return 0.5 * self.k * x * x
+
+
+def energy(spring, x):  # named like the method it calls
+    return spring.energy(x) * x
+
+
+def test_a_method_named_like_the_function_calling_it():
+    assert ad.gradient(energy)(Spring(2.0), 3.0) == (Spring(13.5), 27.0)  # k x^3 / 2
+    check_grads(energy, Spring(2.0), 3.0)
+
+
+@dataclass
+class Clock:
+    t: float
+
+    @property
+    def rt(self):  # named like the runtime module generated code calls
+        return self.t * 2.0
+
+    def np(self, x):
+        return self.t * x
+
+
+def test_methods_named_like_the_modules_generated_code_uses():
+    def f(clock, x):
+        ticks = clock.rt  # noqa: F841 - unused: a call made for its value only
+        return clock.np(x) * x
+
+    check_grads(f, Clock(1.5), 0.3)
+
+
+def test_a_dict_display_of_a_method_result():
+    def f(p, scale):
+        found = p.norm() * scale  # its kind is known only once the call is lowered
+        state = {"found": found, "again": {"x": p.scaled(scale).x}}
+        return state["found"] + state["again"]["x"]
+
+    check_grads(f, Point(3.0, 4.0), 1.5)
+
+
+@dataclass(frozen=True)
+class Activated:
+    x: float
+    activation: Any = ad.no_derivative(default=np.cos)
+
+
+def test_a_structure_rebound_to_one_with_other_static_fields():
+    def rebound(p, q):
+        p = Activated(q.x * 2.0 + p.x)  # p's activation was np.sin, now np.cos
+        return p
+
+    def either(p, q):
+        if q.x > 0.0:
+            p = q
+        return p
+
+    def either_in_a_dict(p, q):
+        held = {"p": p}
+        if q.x > 0.0:
+            held = {"p": q}
+        return held["p"].x
+
+    p, q = Activated(1.0, np.sin), Activated(2.0)
+    assert ad.differentiable(rebound, jit=False)(p, q) == rebound(p, q) == Activated(5.0)
+    check_grads(rebound, p, q)
+    for fn in (either, either_in_a_dict):
+        with pytest.raises(ad.NonDifferentiableError, match="other static fields") as info:
+            ad.differentiable(fn, jit=False)(p, q)
+        first = fn.__code__.co_firstlineno  # at one of the bindings
+        assert info.value.location.lineno in (first + 1, first + 2, first + 3)
+
+
+def test_writing_a_key_of_a_dict_built_here_is_refused_at_its_line():
+    def f(params, y):
+        state = {"w": params["w"] * y, "b": y}
+        state["w"] = y * 2.0
+        return state["w"] + state["b"]
+
+    with pytest.raises(ad.NonDifferentiableError, match="writing a key") as info:
+        ad.gradient(f)({"w": 1.0}, 2.0)
+    assert info.value.location.lineno == f.__code__.co_firstlineno + 2
+
+
+def test_replace_may_set_a_static_field():
+    def f(p, k):
+        same = dataclasses.replace(p, x=p.x * k, activation=p.activation)
+        return same.activation(same.x) + p.activation(p.x)
+
+    p = Activated(0.5, np.sin)
+    assert ad.differentiable(f, jit=False)(p, 2.0) == f(p, 2.0)
+    check_grads(f, p, 2.0)
+
+
+def test_a_function_passed_to_a_construction_is_a_static_field():
+    def f(layer, inputs):
+        built = Affine(layer.weight, layer.bias, np.sin)
+        swapped = dataclasses.replace(layer, activation=relu)
+        return np.sum(built(inputs) + swapped(inputs))
+
+    def passed_on(layer, inputs):
+        return np.sum(np.apply_along_axis(np.sin, 0, inputs @ layer.weight))
+
+    def returned(layer):
+        return np.tanh
+
+    layer, inputs = _stack().first, np.random.default_rng(4).normal(size=(2, 3))
+    check_grads(f, layer, inputs)
+    for fn, args in ((passed_on, (layer, inputs)), (returned, (layer,))):
+        with pytest.raises(ad.NonDifferentiableError) as info:
+            ad.gradient(fn)(*args)
+        assert info.value.location.lineno == fn.__code__.co_firstlineno + 1
+
+
+class Wave(NamedTuple):
+    amplitude: float
+    phase: np.ndarray
+    real: float = 0.5  # named like the array attribute x.real
+
+    def transpose(self, k):  # named like an array method
+        return Wave(self.amplitude * math.tanh(k), self.phase * k + 0.5)
+
+
+def _make_shifter(carrier):
+    def shifter(wave, t):
+        out = wave.transpose(carrier.amplitude - wave.amplitude)
+        for _ in range(2):  # rebound from the captured structure's method
+            out = carrier.transpose(math.tanh(wave.phase[1]))
+        return out.transpose(0.5).real * t + out.amplitude * wave.real
+
+    return shifter
+
+
+def test_a_field_of_an_array_named_methods_result_read_before_its_kind_is_known():
+    shifter = _make_shifter(Wave(-0.3, np.array([0.2, 0.6]), 1.4))
+    check_grads(shifter, Wave(0.9, np.array([-1.1, 1.2]), -0.4), -1.3)

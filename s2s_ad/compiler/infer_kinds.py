@@ -274,7 +274,34 @@ def rebound_names(fdef: gast.FunctionDef, kinds: dict[str, Kind], arg_kinds: dic
     return {name for name, found in shapes.items() if len(found - {None}) > 1}
 
 
+def refuse_mixed_structures(fdef: gast.FunctionDef, kinds: dict[str, Kind],
+                            callee_kind: CalleeKind, locate: Any) -> None:
+    """Refuse a variable bound to structures of one class whose static fields (a function
+    held, a string) differ between paths: generated code fixes static fields, so no
+    kind holds both (their join is 'unknown')."""
+    state = _Kinds(dict(kinds), callee_kind)
+    for node in gast.walk(fdef):
+        if isinstance(node, gast.Assign) and isinstance(node.targets[0], gast.Name) \
+                and _holds_unknown(kinds.get(node.targets[0].id)):
+            bound = state.op(node.value)
+            if isinstance(bound, StructKind) and not _holds_unknown(bound):
+                raise NonDifferentiableError(
+                    f"'{node.targets[0].id}' holds a {bound!r} here and a "
+                    f"{bound.cls.__name__} with other static fields on another path",
+                    locate(node), "give the structures the same functions and strings in "
+                    "their static fields on every path, or use two variables")
+
+
+def _holds_unknown(kind: Kind | None) -> bool:
+    """Whether ``kind`` is, or holds (a structure in a dict, ...), the 'unknown' kind."""
+    if isinstance(kind, tuple):
+        return any(map(_holds_unknown, kind))
+    return kind == "unknown"
+
+
 def _shape(kind: Kind | None) -> Any:
+    if isinstance(kind, StructKind):  # its class and static fields (a function held)
+        return ("structure", kind.with_items(()))
     if isinstance(kind, ArrayKind):
         return ("array", kind.ndim)
     if isinstance(kind, tuple):

@@ -18,6 +18,8 @@ from __future__ import annotations
 import warnings
 from dataclasses import dataclass, field
 
+import gast
+
 from s2s_ad.compiler.activity import (
     Activity,
     ZeroDerivative,
@@ -25,7 +27,12 @@ from s2s_ad.compiler.activity import (
     zero_derivatives,
 )
 from s2s_ad.compiler.emit import function_source
-from s2s_ad.compiler.infer_kinds import infer_kinds, rebound_names, result_kind
+from s2s_ad.compiler.infer_kinds import (
+    infer_kinds,
+    rebound_names,
+    refuse_mixed_structures,
+    result_kind,
+)
 from s2s_ad.compiler.ir import GlobalRead, ParsedFunction
 from s2s_ad.compiler.jit import GeneratedModule
 from s2s_ad.compiler.linking import load_module
@@ -33,9 +40,10 @@ from s2s_ad.compiler.normalize import NormalFunction, normalize, split_versions
 from s2s_ad.compiler.reverse import Generated, reverse
 from s2s_ad.compiler.reverse.context import Linker
 from s2s_ad.compiler.structure_access import lower_structures
+from s2s_ad.compiler.syntax.builders import loaded_names
 from s2s_ad.compiler.tuple_arguments import arrays_for_tuples
-from s2s_ad.errors import ZeroDerivativeWarning
-from s2s_ad.kinds import Kind, is_structure, kind_of_value
+from s2s_ad.errors import NonDifferentiableError, ZeroDerivativeWarning
+from s2s_ad.kinds import Kind, StaticKind, is_structure, kind_of_value
 
 STAGES = ("parse", "anf", "forward", "pullback", "fused", "module")
 
@@ -113,19 +121,20 @@ def _infer_kinds(normal: NormalFunction, arg_kinds: list[Kind], linker: Linker) 
     function as its data becomes ``np.array`` of it."""
     arguments = dict(zip(normal.params, arg_kinds, strict=True))
     env = dict(arguments)
-    env.update({name: kind_of_value(value) for name, value in normal.externals.items()})
+    env.update({name: StaticKind(value) if callable(value) else kind_of_value(value)
+                for name, value in normal.externals.items()})  # functions: static values
     env.update({name: kind_of_value(read.value()) for name, read in normal.hidden.items()})
 
     def callee_kind(callee, kinds, call):
         return linker(callee, kinds, True, call).result_kind
 
+    # split first what is known before structures are lowered (a structure rebound to
+    # one with other static fields, whose old fields are read), then what lowering shows
+    _split_rebound(normal, infer_kinds(normal.node, env, callee_kind), arguments, callee_kind)
     kinds = _lowered_structures(normal, env, callee_kind)
-    rebound = rebound_names(normal.node, kinds, arguments, callee_kind)
-    versions = (split_versions(normal.node, rebound, normal.namer, normal.return_flag)
-                if rebound else set())
-    if versions:
-        normal.locals |= versions
+    if _split_rebound(normal, kinds, arguments, callee_kind):
         kinds = infer_kinds(normal.node, env, callee_kind)
+    refuse_mixed_structures(normal.node, kinds, callee_kind, normal.parsed.location)
     converted = arrays_for_tuples(normal.node, kinds, normal.namer)
     if not converted:
         return kinds
@@ -133,21 +142,49 @@ def _infer_kinds(normal: NormalFunction, arg_kinds: list[Kind], linker: Linker) 
     return infer_kinds(normal.node, env, callee_kind)
 
 
+def _split_rebound(normal: NormalFunction, kinds: dict, arguments: dict,
+                   callee_kind) -> bool:
+    """Split the names rebound to values of another shape into versions; whether any."""
+    rebound = rebound_names(normal.node, kinds, arguments, callee_kind)
+    versions = (split_versions(normal.node, rebound, normal.namer, normal.return_flag)
+                if rebound else set())
+    normal.locals |= versions
+    return bool(versions)
+
+
 def _lowered_structures(normal: NormalFunction, env: dict[str, Kind], callee_kind) -> dict:
     """Kinds, with structure operations rewritten to tuple operations as the kinds of
     the structures become known (a method's result can be a structure, and so on)."""
     kinds = infer_kinds(normal.node, env, callee_kind)
-    statics: dict = {}
+    statics = {name: value for name, value in normal.externals.items()  # global functions
+               if callable(value)}
     for _ in range(_LOWERING_ROUNDS):
+        refuse_mixed_structures(normal.node, kinds, callee_kind, normal.parsed.location)
         fresh, changed = lower_structures(normal.node, kinds, normal.namer, statics,
                                           normal.parsed.location)
         if not changed:
             break
         normal.locals |= fresh
         kinds = infer_kinds(normal.node, env, callee_kind)
+    refuse_mixed_structures(normal.node, kinds, callee_kind, normal.parsed.location)
     lower_structures(normal.node, kinds, normal.namer, statics, normal.parsed.location,
                      final=True)
+    _drop_static_externals(normal, kinds)
     return kinds
+
+
+def _drop_static_externals(normal: NormalFunction, kinds: dict[str, Kind]) -> None:
+    """Global functions read as values went into structures' static fields: the generated
+    code no longer reads them (it would be bound to them, and stay in Python). Returning
+    one is refused."""
+    ret = normal.node.body[-1]
+    if isinstance(ret.value, gast.Name) and isinstance(kinds.get(ret.value.id), StaticKind):
+        raise NonDifferentiableError("returning a function (or another value fixed in the "
+                                     "generated code) is not supported",
+                                     normal.parsed.location(ret))
+    read = loaded_names(normal.node)
+    for name in [n for n, v in normal.externals.items() if callable(v) and n not in read]:
+        del normal.externals[name]
 
 
 _LOWERING_ROUNDS = 20

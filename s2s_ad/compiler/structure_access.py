@@ -142,11 +142,16 @@ def construction_layout(callee: Any, kinds: list, keywords: list[str]
         given = dict(zip(keywords, range(1, len(kinds)), strict=True))
         sources = [given.get(f, ("field", k, i)) for i, (f, k) in
                    enumerate(zip(base.fields, base, strict=True))]
+        statics = dict(base.statics)
         for name in keywords:
-            if name not in base.fields:
+            if name in statics and isinstance(kinds[given[name]], StaticKind):
+                statics[name] = kinds[given[name]].value  # another function, string
+            elif name not in base.fields:
                 raise ValueError(f"replace(): '{name}' is not a field passed at run time "
                                  f"of {base.cls.__name__}")
-        return base.with_items(()), sources
+        template = StructKind((), base.cls, base.fields, tuple(statics.items()), base.cut,
+                              base.names)
+        return template, sources
     if callee is dict and not len(kinds) - len(keywords):
         names = list(keywords)
         dyn = [n for n, k in zip(names, kinds, strict=True) if not isinstance(k, StaticKind)]
@@ -241,6 +246,11 @@ class _Lowering:
                     setattr(s, name, self.block(getattr(s, name)))
             if isinstance(s, gast.Assign) and isinstance(s.targets[0], gast.Name):
                 out += self.assignment(s, s.targets[0].id, s.value)
+            elif isinstance(s, gast.Assign) and isinstance(s.targets[0], gast.Subscript) \
+                    and isinstance(self.kind(s.targets[0].value), StructKind):
+                raise self.error(s, "writing a key or item of a structure is not supported",
+                                 "build a new one: {'w': ..., 'b': d['b']}, or "
+                                 "dataclasses.replace(p, w=...)")
             elif isinstance(s, gast.Expr) and isinstance(s.value, gast.Call):
                 *before, new = self.call(s, s.value)
                 out += [copy_annos(s, st) for st in before]
@@ -276,8 +286,8 @@ class _Lowering:
         base = node.value
         name = name if name is not None else node.attr
         kind = self.kind(base)
-        if kind is None and not self.final:
-            return [s]  # not known yet: a later round
+        if kind in (None, "unknown") and not self.final:
+            return [s]  # not known yet (or not yet lowered, a method's result): a later round
         if not isinstance(kind, StructKind):
             what = "key" if isinstance(node, gast.Subscript) else "attribute"
             raise self.error(node, f"reading the {what} '{name}' of a value is not supported "
@@ -328,7 +338,8 @@ class _Lowering:
                         or callee is dict):
                     raise self.error(value, f"the function held in '{a.id}' can only be called "
                                      "here, not passed on", "call it where it is read")
-        if callee in MARKERS and self._arg_kind(args[0]) is None and not self.final:
+        if callee in MARKERS and self._arg_kind(args[0]) in (None, "unknown") and \
+                not self.final:
             return [value]  # not known yet: a later round
         if callee is call_method:
             base, name = args[0], args[1].value
@@ -423,10 +434,13 @@ class _Lowering:
         except ValueError as exc:
             raise self.error(value, str(exc)) from None
         if layout is None:
-            if callee is dict:
+            if callee is dict and len(atoms) != len(keywords):
                 raise self.error(value, "dict(...) takes keyword arguments only here",
                                  "write dict(w=..., b=...) or {'w': ..., 'b': ...}")
-            return [value]
+            if callee is dict and self.final:
+                raise self.error(value, "a dict built here holds numbers, arrays, tuples and "
+                                 "structures only (not functions)")
+            return [value]  # a value's kind is not known yet: a later round
         template, sources = layout
         before, items = [], []
         for src in sources:

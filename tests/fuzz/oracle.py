@@ -489,10 +489,11 @@ def warm_numba() -> None:
 
 
 def check_isolated(program: Program, directory: Path, jit: bool = False, timeout: int = 120,
-                   seed: int = 0) -> Outcome:
-    """:func:`check_program` in a forked child process, so that a hard crash (a signal
-    raised in compiled code) becomes a CRASH outcome instead of ending the run. With
-    ``jit``, list operations are compiled first in this process (:func:`warm_numba`)."""
+                   seed: int = 0, check=None) -> Outcome:
+    """:func:`check_program` (or ``check``, of the same arguments) in a forked child
+    process, so that a hard crash (a signal raised in compiled code) becomes a CRASH
+    outcome instead of ending the run. With ``jit``, list operations are compiled first
+    in this process (:func:`warm_numba`)."""
     import os
     import pickle
 
@@ -504,7 +505,8 @@ def check_isolated(program: Program, directory: Path, jit: bool = False, timeout
     if pid == 0:  # the child
         os.close(read_end)
         try:
-            outcome = check_program(program, directory, jit=jit, timeout=timeout, seed=seed)
+            outcome = (check or check_program)(program, directory, jit=jit, timeout=timeout,
+                                               seed=seed)
         except BaseException as exc:  # noqa: BLE001 - report anything
             outcome = Outcome("CRASH", "child", f"{type(exc).__name__}: {exc}",
                               error_type=type(exc).__name__)

@@ -36,6 +36,8 @@ from oracle import (  # noqa: E402
     renamed_program,
 )
 from programs import Program, program_from_seed  # noqa: E402
+from struct_oracle import check_struct_program  # noqa: E402
+from struct_programs import StructProgram, struct_program_from_seed  # noqa: E402
 
 # Construct groups whose outcomes the summary breaks down (round 3): a program is in a
 # group when one of its features starts with the prefix.
@@ -49,13 +51,20 @@ def groups_of(program: Program) -> list[str]:
             if any(f.startswith(prefixes) for f in program.features)]
 
 
-def run_one(seed: int, directory: Path, jit: bool, max_statements: int) -> tuple[Program,
-                                                                                  Outcome]:
-    program = program_from_seed(seed, max_statements=max_statements)
+def generate(seed: int, max_statements: int, structures: bool) -> Program | StructProgram:
+    if structures:
+        return struct_program_from_seed(seed, max_statements=max_statements)
+    return program_from_seed(seed, max_statements=max_statements)
+
+
+def run_one(seed: int, directory: Path, jit: bool, max_statements: int,
+            structures: bool = False) -> tuple[Program | StructProgram, Outcome]:
+    program = generate(seed, max_statements, structures)
+    check = check_struct_program if structures else oracle.check_program
     if jit:  # compiled code can kill the process: check it in a child
-        outcome = oracle.check_isolated(program, directory, jit=True, seed=seed)
+        outcome = oracle.check_isolated(program, directory, jit=True, seed=seed, check=check)
     else:
-        outcome = oracle.check_program(program, directory, jit=False, seed=seed)
+        outcome = check(program, directory, jit=False, seed=seed)
     return program, outcome
 
 
@@ -111,6 +120,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--dir", type=Path, default=None,
                         help="where program files go (default: a temporary directory)")
     parser.add_argument("--quiet", action="store_true")
+    parser.add_argument("--structures", action="store_true",
+                        help="round 4: programs over dataclasses, dicts and named tuples "
+                             "(struct_programs.py, checked by struct_oracle.py; no renaming "
+                             "or shrinking)")
     parser.add_argument("--renamed", action="store_true",
                         help="also check every program with neutral names (v0, v1, ...) "
                              "and count those outcomes separately: failures that remain "
@@ -148,9 +161,9 @@ def main(argv: list[str] | None = None) -> int:
         jit = n < args.jit
         size = args.jit_statements if jit and args.jit_statements else args.max_statements
         try:
-            program, outcome = run_one(seed, directory, jit, size)
+            program, outcome = run_one(seed, directory, jit, size, args.structures)
         except Exception as exc:  # a harness bug must not end a long run
-            program = program_from_seed(seed, max_statements=size)
+            program = generate(seed, size, args.structures)
             outcome = Outcome("INVALID", "harness", f"{type(exc).__name__}: {exc}")
         counts[outcome.status] += 1
         features.update(program.features)
@@ -158,13 +171,15 @@ def main(argv: list[str] | None = None) -> int:
             by_group[group][outcome.status] += 1
         if outcome.status == "REFUSED":
             reason = oracle.refusal_reason(outcome.detail)
+            if outcome.check == "unlocated":
+                reason = f"(NOT LOCATED) {reason}"
             refusals[reason] += 1
             refused_programs.setdefault(reason, []).append(k)
         if jit and outcome.status in ("OK", "WRONG", "CRASH") and outcome.jit:
             jit_counts[outcome.jit] += 1
             if outcome.jit == "JIT_REFUSED":
                 jit_reasons[outcome.jit_detail[:160]] += 1
-        if args.renamed:
+        if args.renamed and not args.structures:
             neutral = renamed_program(program)
             # the neutral-name twin runs on the Python path only (it is about names)
             try:
@@ -198,7 +213,7 @@ def main(argv: list[str] | None = None) -> int:
         summary.append(f"programs with {group}: {sum(c.values())} (" + ", ".join(
             f"{s} {c[s]}" for s in ("OK", "WRONG", "CRASH", "REFUSED", "SKIP", "INVALID")
             if c[s]) + ")")
-    round3 = ("list-", "comp-", "index-write-", "scratch-array")
+    round3 = ("list-", "comp-", "index-write-", "scratch-array", "struct-")
     summary.append("constructs (programs using each): " + ", ".join(
         f"{f} {c}" for f, c in sorted(features.items()) if f.startswith(round3)))
     if args.renamed:
@@ -228,12 +243,14 @@ def main(argv: list[str] | None = None) -> int:
         shrunk_done: set[str] = set()
         for k, seed, program, outcome in failures:
             jit = outcome.check.startswith("numba")
-            try:
-                renamed = rename_check(program, outcome, directory, jit, seed)
-            except Exception as exc:  # keep the report going
-                renamed = ("", Outcome("CRASH", "rename", str(exc)))
+            renamed = None
+            if not args.structures:
+                try:
+                    renamed = rename_check(program, outcome, directory, jit, seed)
+                except Exception as exc:  # keep the report going
+                    renamed = ("", Outcome("CRASH", "rename", str(exc)))
             shrunk = None
-            if args.shrink and outcome.signature not in shrunk_done:
+            if args.shrink and not args.structures and outcome.signature not in shrunk_done:
                 from shrink import shrink_program
 
                 shrunk_done.add(outcome.signature)

@@ -7,6 +7,11 @@ The test fails listing every WRONG and CRASH program (source, arguments,
 expected, got); REFUSED (``NonDifferentiableError``) and SKIP (no smooth
 evaluation point) are fine. See ``run_fuzz.py`` for a report with
 renaming and shrinking, and ``README.md``.
+
+Round 4 adds ``S2S_AD_FUZZ_STRUCT_N`` structure programs (default 100; dataclasses,
+dicts and named tuples, ``struct_programs.py``) on the Python path and
+``S2S_AD_FUZZ_STRUCT_JIT`` (default 10) on the Numba path, checked by
+``struct_oracle.py``; there a refusal must also name its line.
 """
 
 from __future__ import annotations
@@ -21,29 +26,37 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import oracle  # noqa: E402
 from programs import program_from_seed  # noqa: E402
+from struct_oracle import check_struct_program  # noqa: E402
+from struct_programs import struct_program_from_seed  # noqa: E402
 
 N = int(os.environ.get("S2S_AD_FUZZ_N", "500"))
 N_JIT = int(os.environ.get("S2S_AD_FUZZ_JIT", "50"))
 SEED = int(os.environ.get("S2S_AD_FUZZ_SEED", "1"))
+STRUCT_N = int(os.environ.get("S2S_AD_FUZZ_STRUCT_N", "100"))
+STRUCT_JIT = int(os.environ.get("S2S_AD_FUZZ_STRUCT_JIT", "10"))
 # Programs on the Numba path are smaller: each costs a Numba compilation.
 JIT_STATEMENTS = 3
 
 
-def _run(numbers, directory: Path, jit: bool, max_statements: int) -> tuple[dict, list[str]]:
+def _run(numbers, directory: Path, jit: bool, max_statements: int,
+         structures: bool = False) -> tuple[dict, list[str]]:
     counts: dict[str, int] = {}
     failures: list[str] = []
+    generate = struct_program_from_seed if structures else program_from_seed
+    check = check_struct_program if structures else oracle.check_program
     for k in numbers:
         seed = SEED * 1_000_000 + k
-        program = program_from_seed(seed, max_statements=max_statements)
+        program = generate(seed, max_statements=max_statements)
         if jit:  # a hard crash in compiled code must not end the test run
-            outcome = oracle.check_isolated(program, directory, jit=True, seed=seed)
+            outcome = oracle.check_isolated(program, directory, jit=True, seed=seed,
+                                            check=check)
         else:
-            outcome = oracle.check_program(program, directory, jit=False, seed=seed)
+            outcome = check(program, directory, jit=False, seed=seed)
         counts[outcome.status] = counts.get(outcome.status, 0) + 1
         if jit and outcome.jit:
             key = f"numba {outcome.jit}"
             counts[key] = counts.get(key, 0) + 1
-        if outcome.status in ("WRONG", "CRASH"):
+        if outcome.status in ("WRONG", "CRASH") or outcome.check == "unlocated":
             failures.append(
                 f"--- program {k} (seed {seed}): {outcome.signature}\n{program.source}"
                 f"args: {program.fname}({program.describe_point(outcome.args or ())})\n"
@@ -70,5 +83,23 @@ def test_numba_path(fuzz_dir):
     counts, failures = _run(range(N, N + N_JIT), fuzz_dir, jit=True,
                             max_statements=JIT_STATEMENTS)
     summary = f"{N_JIT} programs (seed {SEED}), Numba path: {counts}"
+    print(summary)
+    assert not failures, f"{summary}\n{len(failures)} failing programs:\n" + "\n".join(failures)
+
+
+@pytest.mark.skipif(STRUCT_N == 0, reason="S2S_AD_FUZZ_STRUCT_N=0")
+def test_structures_python_path(fuzz_dir):
+    counts, failures = _run(range(STRUCT_N), fuzz_dir, jit=False, max_statements=6,
+                            structures=True)
+    summary = f"{STRUCT_N} structure programs (seed {SEED}), Python path: {counts}"
+    print(summary)
+    assert not failures, f"{summary}\n{len(failures)} failing programs:\n" + "\n".join(failures)
+
+
+@pytest.mark.skipif(STRUCT_JIT == 0, reason="S2S_AD_FUZZ_STRUCT_JIT=0")
+def test_structures_numba_path(fuzz_dir):
+    counts, failures = _run(range(STRUCT_N, STRUCT_N + STRUCT_JIT), fuzz_dir, jit=True,
+                            max_statements=JIT_STATEMENTS, structures=True)
+    summary = f"{STRUCT_JIT} structure programs (seed {SEED}), Numba path: {counts}"
     print(summary)
     assert not failures, f"{summary}\n{len(failures)} failing programs:\n" + "\n".join(failures)

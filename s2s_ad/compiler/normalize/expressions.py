@@ -101,6 +101,12 @@ class ExpressionNormalizer:
                 self.global_arrays[id(value)] = name
                 self.externals[name] = value
             return load(name)
+        if callable(value) and not isinstance(value, type):
+            # a function as a value: a structure's static field (Dense(w, b, np.tanh)); the
+            # structures stage refuses any other use at its line
+            name = self.namer.fresh(getattr(value, "__name__", "function"))
+            self.externals[name] = value
+            return load(name)
         raise self.error(node, f"a {type(value).__name__} cannot be used as a value here",
                          "only numbers, strings and None are read from globals")
 
@@ -124,14 +130,17 @@ class ExpressionNormalizer:
         return not isinstance(node, gast.Constant)
 
     def _is_array_value(self, node: gast.expr) -> bool:
-        """Whether ``node`` is a local value or a global array (whose methods,
-        ``W.copy()``, are read at call time like ``np.copy(W)``)."""
+        """Whether ``node`` is a local value, a global array (whose methods,
+        ``W.copy()``, are read at call time like ``np.copy(W)``) or a global
+        structure (whose fields and methods, ``G.w`` and ``G.norm()``, are read at
+        call time like a local structure's, never fixed when the code is made)."""
         if self._is_local_value(node):
             return True
         try:
-            return isinstance(self.resolve(node), np.ndarray)
+            value = self.resolve(node)
         except KeyError:
             return False
+        return isinstance(value, np.ndarray) or is_structure(value)
 
     def attribute(self, node: gast.Attribute) -> gast.expr:
         """``x.T``, ``x.shape``, ``x.size``, ``x.ndim`` of an array as calls; any other

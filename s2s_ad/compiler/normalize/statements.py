@@ -33,7 +33,7 @@ from s2s_ad.compiler.normalize.growing import COMPREHENSIONS, ListNormalizer, li
 from s2s_ad.compiler.parse import finish_parse, lambda_to_def
 from s2s_ad.compiler.syntax.annotations import copy_annos, get_anno, set_anno
 from s2s_ad.compiler.syntax.builders import assigned_names, const, load, loaded_names, store
-from s2s_ad.compiler.syntax.names import RESERVED, Namer
+from s2s_ad.compiler.syntax.names import RESERVED, Namer, module_functions
 from s2s_ad.errors import NonDifferentiableError
 
 
@@ -72,7 +72,8 @@ class _Normalizer(ListNormalizer):
         self.locals = set(parsed.params) | assigned_names(fdef.body)
         self.reassigned = assigned_names(fdef.body)
         every = {n.id for n in gast.walk(fdef) if isinstance(n, gast.Name)}
-        self.namer = Namer(every | self.locals | set(parsed.namespace))
+        self.namer = Namer(every | self.locals | set(parsed.namespace) | RESERVED
+                           | module_functions(fdef.name))
         self.local_fns: dict[str, LocalFunction] = {}
         self.temps: set[str] = set()
         self.externals: dict[str, Any] = {}  # arrays of modules the body reads

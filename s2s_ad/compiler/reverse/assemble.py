@@ -41,7 +41,7 @@ from s2s_ad.compiler.syntax.builders import (
     tuple_of,
     zero,
 )
-from s2s_ad.compiler.syntax.names import RESERVED
+from s2s_ad.compiler.syntax.names import module_function_name
 from s2s_ad.errors import NonDifferentiableError
 from s2s_ad.kinds import ArrayKind, Kind, carries_derivative
 
@@ -98,7 +98,7 @@ def run(cx: Context) -> Generated:
         seed = [comment("the cotangent of the result seeds the pullback")] + seed
     grads = tuple_of([gradient_of(cx, p) for p in cx.wrt])
     residual_tuple = tuple_of([load(r) for r in cx.residuals])
-    name = fdef.name if fdef.name not in RESERVED else f"{fdef.name}_"  # never `def rt`
+    name = module_function_name(fdef.name)
     value_name = cx.namer.fresh("value")
     params = norm.params + list(cx.hidden)  # the globals read, after the parameters
     forward = function_def(f"{name}_forward", params, cx.fwd_init + fwd_body + [

@@ -24,6 +24,22 @@ _MAX_LEN = 24
 RESERVED = frozenset({"np", "math", "rt", "List", "len", "min", "range"})
 
 
+def module_function_name(fname: str) -> str:
+    """The name of the generated primal of ``fname`` (never a reserved one: ``def rt``)."""
+    return fname if fname not in RESERVED else f"{fname}_"
+
+
+def module_functions(fname: str) -> set[str]:
+    """The names of the functions the generated module of ``fname`` defines: the names a
+    linked callee's functions must not take (a method ``p.f()`` called in ``f``).
+
+    >>> sorted(module_functions("rt"))
+    ['rt_', 'rt__forward', 'rt__pullback', 'rt__value_and_grad']
+    """
+    name = module_function_name(fname)
+    return {name} | {f"{name}_{role}" for role in ("forward", "pullback", "value_and_grad")}
+
+
 def op_word(op_class_name: str) -> str:
     """A short word for an operator class name (``Mult`` -> ``mul``)."""
     return _OP_WORDS.get(op_class_name, op_class_name.lower())
