@@ -20,27 +20,15 @@ import statistics
 import sys
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from pathlib import Path
 
 import numpy as np
 
 import s2s_ad as ad
 from s2s_ad import nn
 
-
-@dataclass(frozen=True)
-class Model(nn.Layer):
-    conv: nn.Layer
-    pool: nn.MaxPool2D
-    flatten: nn.Flatten
-    dense: nn.Dense
-
-    def __call__(self, x: np.ndarray) -> np.ndarray:
-        return self.dense(self.flatten(self.pool(self.conv(x))))
-
-
-def loss(model: Model, images: np.ndarray, labels: np.ndarray) -> np.floating:
-    return nn.softmax_cross_entropy(model(images), labels)
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "examples"))
+from checkpointed_cnn import Model, loss  # noqa: E402  (the example's model, not copied)
 
 
 def s2s_ad_step(images: np.ndarray, labels: np.ndarray, discarding: bool) -> Callable[[], float]:
