@@ -281,10 +281,7 @@ def _grads(t: Transform, raw: tuple, args: tuple) -> Any:
     positions = t.wrt_positions
     if len(positions) == 1:
         return cast_like(raw[0], args[positions[0]])
-    out = []
-    for k, i in enumerate(positions):
-        out.append(cast_like(raw[k], args[i]))
-    return tuple(out)
+    return tuple([cast_like(raw[k], args[i]) for k, i in enumerate(positions)])
 
 
 def _check_integers(df: DifferentiableFunction, t: Transform, args: tuple) -> None:
@@ -355,7 +352,8 @@ def value_and_gradient(f: Callable, wrt: Wrt = None) -> Callable:
         if t not in _checked:  # the first call with these argument types
             _scalar_result(t)
             _check_integers(df, t, args)
-        value, raw = _running(t, fused, *lowered_args(t, args), *global_values)
+        call_args = lowered_args(t, args) if t.structured else args
+        value, raw = _running(t, fused, *call_args, *global_values)
         return value, _grads(t, raw, args)
 
     return value_and_gradient_of

@@ -77,15 +77,15 @@ def _array_like(grad: Any, arg: np.ndarray) -> np.ndarray:
 def cast_like(grad: Any, arg: Any) -> Any:
     """The cotangent ``grad`` in the type (and dtype) of the argument ``arg``."""
     cls = type(arg)
-    if cls is not tuple and is_structure(arg):
-        return rebuild(kind_of_value(arg), grad, like=arg, cast=_cast_field)
-    if cls is float:
+    if cls is float:  # the common cases first: this runs for every gradient of every call
         return grad if type(grad) is float else float(grad)
     if cls is np.ndarray:
         if type(grad) is np.ndarray and (grad.dtype is arg.dtype or grad.dtype == arg.dtype) \
                 and grad.shape == arg.shape:
             return grad
         return _array_like(grad, arg)
+    if cls is not tuple and is_structure(arg):
+        return rebuild(kind_of_value(arg), grad, like=arg, cast=_cast_field)
     if isinstance(arg, tuple):
         return tuple(cast_like(g, a) for g, a in zip(grad, arg, strict=True))
     if isinstance(arg, np.ndarray):
