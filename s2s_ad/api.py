@@ -36,7 +36,6 @@ from .compiler.jit import signature_text
 from .compiler.pipeline import Transform
 from .compiler.transforms import parsed_function, transform
 from .errors import ArgumentError, IntegerArgumentWarning, JitError, NonDifferentiableError
-from .kernels.registry import registry_generation
 from .kinds import kind_of_value
 from .markers import RecomputedFunction, custom_derivative, source_function
 from .structures import leaves, without_cut
@@ -64,11 +63,13 @@ class DifferentiableFunction:
         if jit not in ("auto", True, False):
             raise ValueError(f"jit must be 'auto', True or False, not {jit!r}")
         self.fn = fn
+        self.__s2s_ad_wraps__ = fn  # what differentiated code calling it differentiates
         self.wrt = tuple(wrt) if wrt is not None else None
         self.jit = jit
         self.status: dict[str, tuple[str, str]] = {}
         self.last: Transform | None = None
-        self._entries: dict[tuple, tuple[Transform, Callable]] = {}
+        # key -> (transform, callable, global types, its hold())
+        self._entries: dict[tuple, tuple] = {}
         functools.update_wrapper(self, fn)
         self.error: NonDifferentiableError | None = None
         self._arity = -1
@@ -190,10 +191,10 @@ class DifferentiableFunction:
         argument types this is a dictionary lookup and one read per global;
         Numba's dispatcher then picks the compiled code.
         """
-        # a change of the kernel or gradient registries makes new code (see transforms)
-        key = (role, defaulted, registry_generation(), *map(type_key, args))
+        key = (role, defaulted, *map(type_key, args))
         hit = self._entries.get(key)
-        if hit is not None:
+        # a helper redefined, a global function rebound or a registration since: new code
+        if hit is not None and hit[3]():
             if not hit[2]:  # reads no global variable
                 return hit[0], hit[1], ()
             values = hit[0].global_values()
@@ -204,7 +205,8 @@ class DifferentiableFunction:
             values = t.global_values()
             fn = self.callable_for(t, getattr(t.generated, role).name,
                                    lowered_args(t, args) + passed_globals(t, values))
-            self._entries[key] = (t, fn, tuple([type_key(v) for v in values]))
+            self._entries[key] = (t, fn, tuple([type_key(v) for v in values]),
+                                  t.dependencies.hold)
         return t, fn, passed_globals(t, values)
 
 

@@ -59,6 +59,15 @@ class CustomDerivative:
 
 _registry: dict[int, CustomDerivative] = {}
 
+# bumped by every registration (derivatives here, kernels and kernel gradients in
+# s2s_ad.kernels): a transform made before a registration is not reused after it
+generation_counter = [0]
+
+
+def _register(of: Any, entry: CustomDerivative) -> None:
+    _registry[id(of)] = entry
+    generation_counter[0] += 1
+
 
 def derivative(of: Any, wrt: Iterable[str] | None = None) -> Callable:
     """Register the decorated function as the derivative of ``of``.
@@ -89,8 +98,7 @@ def derivative(of: Any, wrt: Iterable[str] | None = None) -> Callable:
         if id(of) in _registry and _registry[id(of)].of is of:
             warnings.warn(f"a derivative of {getattr(of, '__name__', of)!r} was already "
                           f"registered; {fn.__name__!r} replaces it", UserWarning, stacklevel=2)
-        entry = CustomDerivative(of=of, derivative=fn, wrt=positions)
-        _registry[id(of)] = entry
+        _register(of, CustomDerivative(of=of, derivative=fn, wrt=positions))
         return fn
 
     return register
@@ -130,7 +138,7 @@ def differentiable_function(vjp: Callable) -> FunctionWithVJP:
     8.0
     """
     fn = FunctionWithVJP(vjp)
-    _registry[id(fn)] = CustomDerivative(of=fn, derivative=vjp, wrt=None)
+    _register(fn, CustomDerivative(of=fn, derivative=vjp, wrt=None))
     return fn
 
 

@@ -73,7 +73,7 @@ def energy(x, lam):
 
 x = np.linspace(0.0, 1.0, 7)
 value, (grad, dlam) = ad.value_and_gradient(energy)(x, 0.5)
-dispatchers = [fn for (_, fn, _) in energy._entries.values()]
+dispatchers = [entry[1] for entry in energy._entries.values()]
 hits = sum(sum(d.stats.cache_hits.values()) for d in dispatchers)
 misses = sum(sum(d.stats.cache_misses.values()) for d in dispatchers)
 print(hits, misses, repr(value), repr(dlam), grad.tolist())

@@ -19,12 +19,11 @@ import builtins
 import copy
 import inspect
 import linecache
-from collections import ChainMap
-from collections.abc import Iterator, Mapping
 from typing import Any
 
 import gast
 
+from s2s_ad.compiler.dependencies import Cells, Namespace
 from s2s_ad.compiler.ir import ParsedFunction
 from s2s_ad.compiler.lists import freeze_lists, refused_list_change
 from s2s_ad.errors import Location, NonDifferentiableError
@@ -82,28 +81,10 @@ def _file_tree(filename: str) -> tuple[gast.Module, list[str]] | None:
     return _file_trees[key], lines
 
 
-class _Cells(Mapping):
-    """A function's closure cells by name, read when looked up (never a snapshot)."""
-
-    def __init__(self, fn: Any):
-        self._cells = dict(zip(fn.__code__.co_freevars, fn.__closure__ or (), strict=False))
-
-    def __getitem__(self, name: str) -> Any:
-        try:
-            return self._cells[name].cell_contents
-        except ValueError:  # an empty cell: the name is not bound yet
-            raise KeyError(name) from None
-
-    def __iter__(self) -> Iterator[str]:
-        return iter(self._cells)
-
-    def __len__(self) -> int:
-        return len(self._cells)
-
-
-def _namespace(fn: Any) -> ChainMap:
-    """Closure cells, then the globals, then builtins: all read live."""
-    return ChainMap(_Cells(fn), fn.__globals__, vars(builtins))
+def _namespace(fn: Any) -> Namespace:
+    """Closure cells, then the globals, then builtins: all read live (and recorded
+    while a transform is made, see :mod:`s2s_ad.compiler.dependencies`)."""
+    return Namespace(Cells(fn), fn.__globals__, vars(builtins))
 
 
 def _find_def(tree: gast.Module, code: Any) -> gast.FunctionDef | None:

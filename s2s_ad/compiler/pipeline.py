@@ -26,6 +26,7 @@ from s2s_ad.compiler.activity import (
     analyze_activity,
     zero_derivatives,
 )
+from s2s_ad.compiler.dependencies import Dependencies
 from s2s_ad.compiler.emit import function_source
 from s2s_ad.compiler.infer_kinds import (
     infer_kinds,
@@ -66,6 +67,12 @@ class Transform:
     structured: bool = False  # an argument is (or holds) a structure: pass its leaves
     structured_result: bool = False  # the result is (or holds) one: rebuild it
     structured_globals: bool = False  # a global variable it reads is a structure
+    dependencies: Dependencies | None = None  # what it was built from (see dependencies)
+
+    def current(self) -> bool:
+        """Whether what it was built from still holds (no helper redefined, no global
+        function rebound, nothing registered since)."""
+        return self.dependencies is None or self.dependencies.hold()
 
     def warn_zero_derivatives(self) -> None:
         """Issue each ZeroDerivativeWarning once, at the user's file and line."""

@@ -13,12 +13,12 @@ from __future__ import annotations
 import threading
 from typing import Any
 
+from s2s_ad.compiler.dependencies import include, note_function, recording
 from s2s_ad.compiler.ir import GlobalRead, LocalFunction, ParsedFunction
 from s2s_ad.compiler.normalize import normalize
 from s2s_ad.compiler.parse import parse_function
 from s2s_ad.compiler.pipeline import Transform, run_stages
 from s2s_ad.errors import NonDifferentiableError
-from s2s_ad.kernels.registry import registry_generation
 from s2s_ad.kinds import Kind, carries_derivative, kind_of_value
 
 
@@ -30,8 +30,9 @@ class _Recursion(Exception):
         self.parsed = parsed
 
 
-_parsed: dict[Any, ParsedFunction] = {}
-_transforms: dict[tuple, Transform] = {}
+_parsed: dict[Any, tuple[Any, Any, ParsedFunction]] = {}
+_transforms: dict[tuple, list[Transform]] = {}
+_KEPT = 4  # transforms kept per key (built under different helpers or registrations)
 _in_progress: dict[Any, ParsedFunction] = {}
 
 
@@ -45,13 +46,12 @@ def parsed_function(target: Any) -> ParsedFunction:
     if isinstance(target, LocalFunction):
         return target.parsed
     key = (target, getattr(target, "__code__", None))
+    defaults = (getattr(target, "__defaults__", None), getattr(target, "__kwdefaults__", None))
     hit = _parsed.get(key)
-    if hit is None:
-        with _lock:
-            if key not in _parsed:
-                _parsed[key] = parse_function(target)
-            hit = _parsed[key]
-    return hit
+    if hit is None or hit[0] is not defaults[0] or hit[1] is not defaults[1]:
+        with _lock:  # new, or its defaults were changed: parse again
+            hit = _parsed[key] = (*defaults, parse_function(target))
+    return hit[2]
 
 
 def transform(target: Any, arg_kinds: list[Kind], wrt_positions: list[int],
@@ -65,9 +65,11 @@ def _transform(target: Any, arg_kinds: list[Kind], wrt_positions: list[int],
                float_dtype: str) -> Transform:
     parsed = parsed_function(target)
     key = (id(parsed), tuple(arg_kinds), tuple(wrt_positions), float_dtype,
-           _global_kinds(parsed), registry_generation())
-    if key in _transforms:
-        return _transforms[key]
+           _global_kinds(parsed))
+    kept = _transforms.setdefault(key, [])
+    for t in kept:
+        if t.current():
+            return t
     if parsed.key in _in_progress:
         raise _Recursion(parsed)
     if len(arg_kinds) != len(parsed.params):
@@ -75,12 +77,20 @@ def _transform(target: Any, arg_kinds: list[Kind], wrt_positions: list[int],
                         f"{len(arg_kinds)} were given")
     _in_progress[parsed.key] = parsed
     try:
-        result = run_stages(parsed, arg_kinds, wrt_positions, float_dtype,
-                            _linker(parsed, float_dtype))
+        with recording() as reads:
+            note_function(target)
+            result = run_stages(parsed, arg_kinds, wrt_positions, float_dtype,
+                                _linker(parsed, float_dtype))
     finally:
         del _in_progress[parsed.key]
-    _transforms[key] = result
+    result.dependencies = reads.dependencies()
+    transforms_made[0] += 1
+    kept.insert(0, result)
+    del kept[_KEPT:]
     return result
+
+
+transforms_made = [0]  # how many transforms were made (tests check nothing is redone)
 
 
 _reads: dict[int, tuple[ParsedFunction, list[GlobalRead]]] = {}
@@ -104,6 +114,7 @@ def _linker(parsed: ParsedFunction, float_dtype: str):
                                             if carries_derivative(k)]
         try:
             linked = transform(callee, kinds, positions, float_dtype)
+            include(linked.dependencies)  # the caller's code is built on the callee's
         except _Recursion as rec:
             name = rec.parsed.name
             raise NonDifferentiableError(

@@ -21,10 +21,13 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import inspect
+import marshal
 import threading
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
+
+from s2s_ad.markers import generation_counter
 
 BACKENDS = ("numpy", "numba")
 
@@ -32,18 +35,17 @@ _kernels: dict[tuple[str, str], Callable] = {}
 _output_ndim: dict[str, int | None] = {}
 _state = threading.local()
 _default = {"backend": "numba"}
-_generation = [0]
 
 
 def registry_generation() -> int:
-    """A counter bumped by every change of the kernel or gradient registries: the
-    compiler keys its transforms on it, so code generated before a change is not reused."""
-    return _generation[0]
+    """A counter bumped by every change of the kernel, gradient or derivative registries:
+    transforms record it, so code generated before a change is not reused."""
+    return generation_counter[0]
 
 
 def bump_generation() -> None:
     """Record that a registry changed (see :func:`registry_generation`)."""
-    _generation[0] += 1
+    generation_counter[0] += 1
 
 
 def _check_backend(backend: str) -> str:
@@ -227,7 +229,7 @@ def kernel_op(name: str) -> KernelOp:
 
 
 def fingerprint(fn: Any) -> str:
-    """Six hex digits identifying ``fn`` by module, qualified name and source: the
+    """Six hex digits identifying ``fn`` by module, qualified name, code and source: the
     source of its whole module where there is one, so a change in a helper it calls
     (which compiled code holds too) changes the fingerprint."""
     if fn is None:
@@ -242,4 +244,15 @@ def fingerprint(fn: Any) -> str:
         except (OSError, TypeError):
             text = repr(target)
     ident = f"{getattr(target, '__module__', '')}.{getattr(target, '__qualname__', '')}"
-    return hashlib.sha256(f"{ident}\n{text}".encode()).hexdigest()[:6]
+    code = _code_bytes(target)
+    return hashlib.sha256(f"{ident}\n{text}".encode() + code).hexdigest()[:6]
+
+
+def _code_bytes(fn: Any) -> bytes:
+    """``fn``'s code with its constants and position (two lambdas of one module differ),
+    the same in every process; empty for objects without code."""
+    code = getattr(fn, "__code__", None)
+    try:
+        return marshal.dumps(code) if code is not None else b""
+    except ValueError:
+        return repr(code).encode()

@@ -19,8 +19,9 @@ import gast
 import numpy as np
 
 from s2s_ad import runtime
+from s2s_ad.compiler.dependencies import note_attribute
 from s2s_ad.compiler.ir import GlobalRead, LocalFunction
-from s2s_ad.compiler.primitives import is_library
+from s2s_ad.compiler.primitives import LIBRARY_MODULES, is_library
 from s2s_ad.compiler.structure_access import builds_structure, call_method, call_value
 from s2s_ad.compiler.syntax.annotations import get_anno, set_anno
 from s2s_ad.compiler.syntax.builders import assigned_names, const, load
@@ -77,10 +78,14 @@ class ExpressionNormalizer:
         if isinstance(node, gast.Attribute):
             base = self.resolve(node.value)
             try:
-                return getattr(base, node.attr)
+                value = getattr(base, node.attr)
             except AttributeError:
                 raise self.error(node, f"'{node.attr}' is not an attribute of "
                                  f"{getattr(base, '__name__', base)!r}") from None
+            if isinstance(base, types.ModuleType) and \
+                    base.__name__.split(".")[0] not in LIBRARY_MODULES:
+                note_attribute(base, node.attr, value)  # mymod.helper: rebinding it counts
+            return value
         raise KeyError(node)
 
     def global_value(self, node: gast.expr) -> gast.expr:
@@ -357,6 +362,8 @@ class ExpressionNormalizer:
                 target = self.resolve(func)
             except KeyError:  # a local value: a structure, or a function in a field
                 target = None
+            # an @ad.differentiable function: differentiated through the function it wraps
+            target = getattr(target, "__s2s_ad_wraps__", target)
             if target is None or is_structure(target):  # called through its __call__
                 target = call_value
                 node = gast.copy_location(gast.Call(func=func, args=[func, *node.args],
