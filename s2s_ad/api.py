@@ -21,6 +21,7 @@ from typing import Any
 
 import numpy as np
 
+from .argument_memory import detached
 from .boundary import (
     cast_like,
     check_cotangent,
@@ -391,7 +392,9 @@ def value_with_pullback(f: Callable, *args: Any, wrt: Wrt = None,
     args, defaulted = df.bind(args, kwargs)
     t, forward, global_values = df.entry("forward", args, defaulted)
     _check_integers(df, t, args)
-    value, residuals = _running(t, forward, *lowered_args(t, args), *global_values)
+    passed = (*lowered_args(t, args), *global_values)
+    value, residuals = _running(t, forward, *passed)
+    residuals = detached(residuals, passed)  # the caller may change its arrays later
     value = raised(t, value)
     compiled: list[Callable] = []
 

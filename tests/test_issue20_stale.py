@@ -17,7 +17,6 @@ import pytest
 
 import s2s_ad as ad
 from s2s_ad.compiler import transforms
-from s2s_ad.testing import check_grads
 from tests.gradcheck import assert_gradient_matches_fd
 
 PATHS = [pytest.param(False, id="python"), pytest.param(True, id="numba")]
@@ -255,4 +254,49 @@ def test_a_kernel_gradient_registered_after_first_use_is_used(jit):
         ad.unregister_gradient("stale_twice")
         for backend in ("numpy", "numba"):
             ad.unregister_kernel("stale_twice", backend)
+
+
+# -- item 3: the pullback keeps its own copy of what it needs from the caller's arrays --
+
+
+def _batch_loss(w, batch, pair):
+    """d/dw needs ``batch`` (kept as it is), a view of it, and the arrays of a tuple."""
+    return (np.sum(np.tanh(w * batch)) + np.sum(w * batch[1:] ** 2)
+            + np.sum(w * pair[0] * pair[1]))
+
+
+def _appended(w, batch):
+    parts = []
+    for _ in range(2):
+        parts.append(batch)
+    total = 0.0
+    for part in parts:
+        total += np.sum(np.sin(w * part))
+    return total
+
+
+@pytest.mark.parametrize("jit", PATHS)
+def test_changing_an_argument_after_the_forward_does_not_change_the_pullback(jit):
+    batch = np.array([0.3, -0.2, 0.5])
+    pair = (np.array([1.0, 2.0]), np.array([0.5, -1.0]))
+    frozen = (batch.copy(), (pair[0].copy(), pair[1].copy()))
+    loss = ad.differentiable(_batch_loss, jit=jit)
+    value, pullback = ad.value_with_pullback(loss, 0.8, batch, pair, wrt="w")
+    batch[:] = 7.0  # the batch buffer is reused before the backward pass
+    pair[0][:] = -3.0
+    pair[1][:] = 4.0
+    expected = ad.gradient(loss, wrt="w")(0.8, *frozen)
+    assert pullback(1.0) == pytest.approx(expected, rel=1e-12)
+    assert_gradient_matches_fd(lambda w: _batch_loss(w, *frozen), (0.8,), pullback(1.0))
+    assert value == pytest.approx(_batch_loss(0.8, *frozen))
+
+
+@pytest.mark.parametrize("jit", PATHS)
+def test_a_list_holding_the_argument_is_kept_as_it_was(jit):
+    batch = np.array([0.1, 0.4])
+    original = batch.copy()
+    _, pullback = ad.value_with_pullback(ad.differentiable(_appended, jit=jit), 0.6, batch,
+                                         wrt="w")
+    batch[:] = 2.0
+    assert_gradient_matches_fd(lambda w: _appended(w, original), (0.6,), pullback(1.0))
 
