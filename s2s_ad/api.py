@@ -21,7 +21,7 @@ from typing import Any
 
 import numpy as np
 
-from .argument_memory import detached
+from .argument_memory import detached, refuse_overlaps
 from .boundary import (
     cast_like,
     check_cotangent,
@@ -69,7 +69,7 @@ class DifferentiableFunction:
         self.jit = jit
         self.status: dict[str, tuple[str, str]] = {}
         self.last: Transform | None = None
-        # key -> (transform, callable, global types, its hold())
+        # key -> (transform, callable, global types, its hold(), written positions)
         self._entries: dict[tuple, tuple] = {}
         functools.update_wrapper(self, fn)
         self.error: NonDifferentiableError | None = None
@@ -196,6 +196,8 @@ class DifferentiableFunction:
         hit = self._entries.get(key)
         # a helper redefined, a global function rebound or a registration since: new code
         if hit is not None and hit[3]():
+            if hit[4]:  # it writes into arguments: none may share memory with another
+                refuse_overlaps(self.__name__, hit[0].parsed.params, hit[4], args)
             if not hit[2]:  # reads no global variable
                 return hit[0], hit[1], ()
             values = hit[0].global_values()
@@ -203,11 +205,13 @@ class DifferentiableFunction:
                 return hit[0], hit[1], passed_globals(hit[0], values)
         with _compiling:  # one first call at a time (threads)
             t = self.prepare(args, defaulted)
+            written = tuple(t.normal.params.index(p) for p in t.normal.written_params)
+            refuse_overlaps(self.__name__, t.parsed.params, written, args)
             values = t.global_values()
             fn = self.callable_for(t, getattr(t.generated, role).name,
                                    lowered_args(t, args) + passed_globals(t, values))
             self._entries[key] = (t, fn, tuple([type_key(v) for v in values]),
-                                  t.dependencies.hold)
+                                  t.dependencies.hold, written)
         return t, fn, passed_globals(t, values)
 
 

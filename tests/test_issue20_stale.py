@@ -17,6 +17,8 @@ import pytest
 
 import s2s_ad as ad
 from s2s_ad.compiler import transforms
+from s2s_ad.errors import ArgumentError
+from s2s_ad.testing import check_grads
 from tests.gradcheck import assert_gradient_matches_fd
 
 PATHS = [pytest.param(False, id="python"), pytest.param(True, id="numba")]
@@ -300,3 +302,45 @@ def test_a_list_holding_the_argument_is_kept_as_it_was(jit):
     batch[:] = 2.0
     assert_gradient_matches_fd(lambda w: _appended(w, original), (0.6,), pullback(1.0))
 
+
+# -- item 4: an argument written into may not share memory with another ----------------
+
+
+def smooth(out, src):
+    for i in range(1, src.shape[0] - 1):
+        out[i] = 0.5 * (src[i - 1] + src[i + 1])
+    return np.sum(out * out)
+
+
+def overlap(left, right):
+    return np.sum(left * right)
+
+
+@pytest.mark.parametrize("jit", PATHS)
+def test_an_argument_written_into_and_passed_twice_is_refused(jit):
+    fn = ad.differentiable(smooth, jit=jit)
+    signal = np.array([1.0, 3.0, 2.0, 5.0, 4.0])
+    for call in (fn, ad.gradient(fn), lambda *a: ad.value_with_pullback(fn, *a)):
+        with pytest.raises(ArgumentError, match=r"writes into its argument 'out', and "
+                                                 r"argument 'src' shares memory with it"):
+            call(signal, signal)
+        with pytest.raises(ArgumentError, match="'src' shares memory"):
+            call(signal[1:], signal[:-1])  # overlapping views
+    np.testing.assert_array_equal(signal, [1.0, 3.0, 2.0, 5.0, 4.0])  # nothing written
+
+
+@pytest.mark.parametrize("jit", PATHS)
+def test_distinct_and_read_only_aliases_still_work(jit):
+    fn = ad.differentiable(smooth, jit=jit)
+    signal = np.array([1.0, 3.0, 2.0, 5.0, 4.0])
+    out, expected_out = signal.copy(), signal.copy()
+    assert fn(out, signal) == pytest.approx(smooth(expected_out, signal))
+    np.testing.assert_array_equal(out, expected_out)
+    check_grads(smooth, signal.copy(), signal.copy(),
+                           paths=("python", "numba") if jit else ("python",))
+    evens, odds = np.arange(8.0)[::2], np.arange(8.0)[1::2]  # one buffer, no overlap
+    again = evens.copy()
+    assert fn(evens, odds) == pytest.approx(smooth(again, odds))
+    grads = ad.gradient(ad.differentiable(overlap, jit=jit))(signal, signal)
+    np.testing.assert_allclose(grads[0], signal)
+    np.testing.assert_allclose(grads[1], signal)
