@@ -89,6 +89,9 @@ def _detach(value: Any, sources: list[np.ndarray], lists: set[int]) -> Any:
         items = [_detach(v, sources, lists) for v in value]
         changed = any(new is not old for new, old in zip(items, value, strict=True))
         return tuple(items) if changed else value
+    if isinstance(value, TypedList) and id(value) not in lists and \
+            "array" not in str(value._dtype):
+        return value  # numbers only: nothing to walk (item reads from Python are slow)
     if isinstance(value, list | TypedList):
         items = [_detach(v, sources, lists) for v in value]
         if isinstance(value, list):  # a new list: the caller may change its own later

@@ -102,10 +102,17 @@ def _per_call(value: Any) -> bool:
 def note_function(fn: Any) -> None:
     """Record that the code made depends on ``fn``'s code and defaults."""
     frame = _frame()
-    if frame is not None and isinstance(fn, types.FunctionType):
-        frame.add(("function", id(fn)), "{0}.__code__ is {1} and {0}.__defaults__ is {2} "
-                  "and {0}.__kwdefaults__ is {3}",
-                  (fn, fn.__code__, fn.__defaults__, fn.__kwdefaults__))
+    if frame is None or not isinstance(fn, types.FunctionType):
+        return
+    # defaults added where there were none matter to no call made so far (each call
+    # passed every argument): only those there were are checked (each check costs)
+    tests = ["{0}.__code__ is {1}"]
+    if fn.__defaults__ is not None:
+        tests.append("{0}.__defaults__ is {2}")
+    if fn.__kwdefaults__ is not None:
+        tests.append("{0}.__kwdefaults__ is {3}")
+    frame.add(("function", id(fn)), " and ".join(tests),
+              (fn, fn.__code__, fn.__defaults__, fn.__kwdefaults__))
 
 
 def note_attribute(module: types.ModuleType, attr: str, value: Any) -> None:
@@ -113,7 +120,7 @@ def note_attribute(module: types.ModuleType, attr: str, value: Any) -> None:
     frame = _frame()
     if frame is None:
         return
-    frame.add(("attribute", id(module), attr), "{0}.get({1}, {2}) is {3}",
+    frame.add(("attribute", id(module), attr), "{0}[{1}] is {3}",
               (vars(module), attr, _MISSING, value))
     note_function(value)
 
@@ -165,7 +172,7 @@ class Namespace(ChainMap):
             return "{0}.cell_contents is {1}", (where.cell(name), value)
         earlier = [m for m in self.maps[:found] if not isinstance(m, Cells)]
         tests = [f"{{0}} not in {{{k + 4}}}" for k in range(len(earlier))]
-        tests.append("{1}.get({0}, {2}) is {3}")
+        tests.append("{1}[{0}] is {3}")  # a KeyError (now missing) makes hold() false
         return " and ".join(tests), (name, where, _MISSING, value, *earlier)
 
 
@@ -183,15 +190,20 @@ class Dependencies:
         self.hold: Callable[[], bool] = _compile(list(checks.values()), generation)
 
 
-def _compile(checks: list[tuple[str, tuple]], generation: int) -> Any:
-    """One function evaluating every check (identity tests only: a few tens of ns each)."""
-    space: dict[str, Any] = {"GEN": generation_counter}
+def _compile(checks: list[tuple[str, tuple]], generation: int) -> Callable[[], bool]:
+    """One function evaluating every check: identity tests on objects it holds in its
+    closure (an empty cell or a name now missing raise inside it: false)."""
+    bound: dict[str, Any] = {"GEN": generation_counter}
     tests = [f"GEN[0] == {generation}"]
     for n, (test, objects) in enumerate(checks):
         names = [f"c{n}_{k}" for k in range(len(objects))]
-        space.update(zip(names, objects, strict=True))
+        bound.update(zip(names, objects, strict=True))
         tests.append(f"({test.format(*names)})")
-    source = ("def hold():\n    try:\n        return " + " and ".join(tests)
-              + "\n    except ValueError:\n        return False\n")
+    used = [name for name in bound if any(name in t for t in tests)]
+    source = (f"def make({', '.join(used)}):\n    def hold():\n        try:\n"
+              f"            return {' and '.join(tests)}\n"
+              "        except (KeyError, ValueError):\n            return False\n"
+              "    return hold\n")
+    space: dict[str, Any] = {}
     exec(source, space)  # noqa: S102 - the tests are built above from fixed templates
-    return space["hold"]
+    return space["make"](*[bound[name] for name in used])
