@@ -21,7 +21,7 @@ from typing import Any
 
 import numpy as np
 
-from .argument_memory import detached, refuse_overlaps
+from .argument_memory import copied, refuse_overlaps
 from .boundary import (
     cast_like,
     check_cotangent,
@@ -205,7 +205,7 @@ class DifferentiableFunction:
                 return hit[0], hit[1], passed_globals(hit[0], values)
         with _compiling:  # one first call at a time (threads)
             t = self.prepare(args, defaulted)
-            written = tuple(t.normal.params.index(p) for p in t.normal.written_params)
+            written = t.written_positions
             refuse_overlaps(self.__name__, t.parsed.params, written, args)
             values = t.global_values()
             fn = self.callable_for(t, getattr(t.generated, role).name,
@@ -396,9 +396,10 @@ def value_with_pullback(f: Callable, *args: Any, wrt: Wrt = None,
     args, defaulted = df.bind(args, kwargs)
     t, forward, global_values = df.entry("forward", args, defaulted)
     _check_integers(df, t, args)
-    passed = (*lowered_args(t, args), *global_values)
+    # it runs on copies of the caller's arrays, which the caller may change before the
+    # pullback runs (the arrays it writes into it copies itself)
+    passed = copied((*lowered_args(t, args), *global_values), t.written_positions)
     value, residuals = _running(t, forward, *passed)
-    residuals = detached(residuals, passed)  # the caller may change its arrays later
     value = raised(t, value)
     compiled: list[Callable] = []
 

@@ -3,11 +3,13 @@
 Two guarantees, checked where values cross into generated code:
 
 * what a forward run keeps for its pullback (``value_with_pullback``) is its own:
-  a kept array that shares memory with an array the caller passed is copied, so
-  changing the argument in place afterwards (reusing a batch buffer) does not
-  change the gradient.  (PyTorch instead counts versions of each tensor and raises
-  at the backward; plain NumPy arrays carry no version counter, and the copy
-  happens only for the arrays that do share memory.)
+  it runs on copies of the caller's arrays (arguments and global arrays; not those
+  it writes into, which it copies itself), so changing one in place afterwards
+  (reusing a batch buffer) does not change the gradient.  PyTorch instead counts
+  versions of each tensor and raises at the backward; plain NumPy arrays carry no
+  version counter.  Copying only the kept arrays that share memory with the
+  caller's would walk every tape item (typed lists of rows) from Python at every
+  call, far slower than one copy of each input.
 * an argument the generated code writes into shares no memory with another
   argument: Python would read the new values through the other name, the
   generated code (which writes into a copy until it returns) would read the old
@@ -15,15 +17,15 @@ Two guarantees, checked where values cross into generated code:
 
 >>> import numpy as np
 >>> buffer = np.arange(3.0)
->>> kept = detached((buffer[1:], 2.0), (buffer,))
+>>> kept = copied((buffer, (buffer, 2.0)))
 >>> buffer[:] = 0.0
 >>> kept
-(array([1., 2.]), 2.0)
+(array([0., 1., 2.]), (array([0., 1., 2.]), 2.0))
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from typing import Any
 
 import numpy as np
@@ -36,26 +38,24 @@ from .structures import leaves
 _MAX_WORK = 100_000  # exact overlap tests beyond this much work count as sharing
 
 
-def arrays_in(values: Sequence[Any], lists: set[int] | None = None) -> list[np.ndarray]:
+def arrays_in(values: Sequence[Any]) -> list[np.ndarray]:
     """Every array held by ``values``: themselves, or inside tuples, lists, typed lists
-    and structures (the ids of the lists met are added to ``lists``)."""
+    and structures."""
     found: list[np.ndarray] = []
     for value in values:
-        _collect(value, found, lists if lists is not None else set())
+        _collect(value, found)
     return found
 
 
-def _collect(value: Any, found: list[np.ndarray], lists: set[int]) -> None:
+def _collect(value: Any, found: list[np.ndarray]) -> None:
     if isinstance(value, np.ndarray):
         if value.size:
             found.append(value)
     elif isinstance(value, tuple | list | TypedList):
-        if not isinstance(value, tuple):
-            lists.add(id(value))
         for item in value:
-            _collect(item, found, lists)
+            _collect(item, found)
     elif is_structure(value):
-        _collect(leaves(value), found, lists)
+        _collect(leaves(value), found)
 
 
 def shares_memory(a: np.ndarray, b: np.ndarray) -> bool:
@@ -69,40 +69,17 @@ def shares_memory(a: np.ndarray, b: np.ndarray) -> bool:
         return True
 
 
-def detached(kept: Any, passed: Sequence[Any]) -> Any:
-    """``kept`` with every array that may share memory with an array of ``passed``
-    copied, and every list of ``passed`` copied (containers rebuilt around the
-    copies; the rest returned as it is)."""
-    lists: set[int] = set()
-    sources = arrays_in(passed, lists)
-    if not sources and not lists:
-        return kept
-    return _detach(kept, sources, lists)
+def copied(values: Sequence[Any], keep: Collection[int] = ()) -> tuple:
+    """``values`` with every array copied (also inside tuples), except those at the
+    positions in ``keep``: what a forward run keeps of them is then its own."""
+    return tuple(value if i in keep else _copy(value) for i, value in enumerate(values))
 
 
-def _detach(value: Any, sources: list[np.ndarray], lists: set[int]) -> Any:
+def _copy(value: Any) -> Any:
     if isinstance(value, np.ndarray):
-        if any(np.may_share_memory(value, s) for s in sources):
-            return value.copy()
-        return value
-    if isinstance(value, tuple):
-        items = [_detach(v, sources, lists) for v in value]
-        changed = any(new is not old for new, old in zip(items, value, strict=True))
-        return tuple(items) if changed else value
-    if isinstance(value, TypedList) and id(value) not in lists and \
-            "array" not in str(value._dtype):
-        return value  # numbers only: nothing to walk (item reads from Python are slow)
-    if isinstance(value, list | TypedList):
-        items = [_detach(v, sources, lists) for v in value]
-        if isinstance(value, list):  # a new list: the caller may change its own later
-            return items
-        if id(value) not in lists and all(
-                new is old for new, old in zip(items, value, strict=True)):
-            return value
-        fresh = TypedList.empty_list(value._dtype)
-        for item in items:
-            fresh.append(item)
-        return fresh
+        return value.copy()
+    if type(value) is tuple:
+        return tuple(_copy(v) for v in value)
     return value
 
 

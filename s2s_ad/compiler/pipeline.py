@@ -88,6 +88,11 @@ class Transform:
         return [self.parsed.params[i] for i in self.wrt_positions]
 
     @property
+    def written_positions(self) -> tuple[int, ...]:
+        """Positions of the parameters whose arrays the generated code writes into."""
+        return tuple(self.normal.params.index(p) for p in self.normal.written_params)
+
+    @property
     def source(self) -> str:
         return self.module.source
 
