@@ -466,6 +466,33 @@ register(runtime.astype_float, Rule("rt.astype_float", ("x",), {"x": "g"},
                                     kind=lambda k, o: ArrayKind(_ndim(k[0]))))
 register(np.eye, Rule("np.eye", ("n",), kind=lambda k, o: ArrayKind(2)), nargs=1)
 register(np.identity, Rule("np.identity", ("n",), kind=lambda k, o: ArrayKind(2)), nargs=1)
-register(np.full, Rule("np.full", ("shape", "value"), kind=_constructed), nargs=2)
-register(np.linspace, Rule("np.linspace", ("start", "stop", "num"),
-                           kind=lambda k, o: ArrayKind(1)), nargs=3)
+
+
+# ---- constructors whose entries are their float arguments ---------------------------------
+def _filled(kinds: list, operands: list):
+    """``np.full(shape, value)``: an array of ``value``'s element type (NumPy's)."""
+    built = _constructed(kinds, operands)
+    value = kinds[1]
+    floating = value.floating if isinstance(value, ArrayKind) else value not in ("int", "bool")
+    return ArrayKind(built.ndim, floating)
+
+
+# every entry is ``value`` (broadcast): its cotangent is g summed back to value's shape
+register(np.full, Rule("np.full", ("shape", "value"), {"value": "g"}, kind=_filled,
+                       elementwise=True, variant=lambda c, k: {"forward": "rt.filled(shape, value)"}
+                       if isinstance(k["value"], ArrayKind) else {}), nargs=2)
+
+
+def _linspace_variant(consts: dict, kinds: dict) -> dict:
+    """``z[i] = start + (stop - start) * t[i]`` with ``t = linspace(0, 1, num)``."""
+    if any(isinstance(kinds.get(p), ArrayKind) for p in ("start", "stop")):
+        raise ValueError("np.linspace: start and stop must be numbers here (not arrays)")
+    return {}
+
+
+_LINSPACE = Rule("np.linspace", ("start", "stop", "num"),
+                 {"start": "np.sum(g * (1.0 - np.linspace(0.0, 1.0, num)))",
+                  "stop": "np.sum(g * np.linspace(0.0, 1.0, num))"},
+                 kind=lambda k, o: ArrayKind(1), defaults={"num": 50}, variant=_linspace_variant)
+register(np.linspace, _LINSPACE, nargs=2)
+register(np.linspace, _LINSPACE, nargs=3)
