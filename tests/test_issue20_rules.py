@@ -2,6 +2,9 @@
 as tuples. Each is checked on the Python path (jit=False) and the Numba path (jit=True),
 gradients against central finite differences of the original function.
 
+* 13: a registered kernel gradient or a ``custom_grad`` returning one cotangent per
+  input as a tuple (the SPEC's form) crashed in the pullback; None, lists and numbers are
+  accepted, and a wrong count or shape is an error naming the kernel.
 * 7: ``np.linspace(start, stop, num)`` and ``np.full(shape, value)`` were registered as
   constants (a zero gradient and a false ZeroDerivativeWarning). The audit of every rule
   is in test_rule_table.py (each parameter of each rule fed from a float argument).
@@ -11,6 +14,7 @@ from __future__ import annotations
 
 import warnings
 
+import numba
 import numpy as np
 import pytest
 
@@ -78,4 +82,137 @@ def test_linspace_of_arrays_is_refused_at_its_line():
 
     with pytest.raises(ad.NonDifferentiableError, match="np.linspace: start and stop"):
         ad.gradient(ad.differentiable(ramps, jit=False))(np.zeros(2), np.ones(2))
+
+
+# ---- item 13: gradients that return one cotangent per input, as a tuple -----------------------
+@numba.njit(cache=True)
+def _blend(base, detail):
+    return 2.0 * base + detail * detail
+
+
+@numba.njit(cache=True)
+def _blend_grad(dy, saved):
+    return (2.0 * dy, 2.0 * saved[1] * dy)  # the SPEC's form: one cotangent per input
+
+
+@numba.njit(cache=True)
+def _squash(signal):
+    return np.tanh(signal)
+
+
+@numba.njit(cache=True)
+def _squash_grad(dy, saved):
+    return (dy * (1.0 - np.tanh(saved[0]) ** 2),)  # a one-input kernel, as a 1-tuple
+
+
+@pytest.fixture
+def tuple_kernels():
+    for name, fn, grad in (("blend", _blend, _blend_grad), ("squash", _squash, _squash_grad)):
+        ad.register_kernel(name, "numpy", fn.py_func)
+        ad.register_kernel(name, "numba", fn)
+        ad.register_gradient(name, grad)
+    yield
+    for name in ("blend", "squash"):
+        ad.unregister_gradient(name)
+        ad.unregister_kernel(name, "numpy")
+        ad.unregister_kernel(name, "numba")
+
+
+def blended_energy(base, detail):
+    return np.sum(ad.run_kernel("blend", base, detail) ** 2)
+
+
+def squashed_energy(signal):
+    return np.sum(ad.run_kernel("squash", signal * 1.5))
+
+
+def test_kernel_gradient_returning_a_tuple(tuple_kernels):
+    base, detail = np.array([0.5, -1.0, 0.25]), np.array([1.5, 2.0, -0.5])
+    check_grads(blended_energy, base, detail, paths=PATHS)
+    check_grads(squashed_energy, base, paths=PATHS)
+
+
+def _with_gradient(name: str, grad_fn, fn, *args):
+    """The gradient of ``fn`` on the Python path with ``grad_fn`` registered for ``name``
+    (a plain function: Numba does not run it)."""
+    ad.register_kernel(name, "numpy", lambda *inputs: sum(inputs))
+    ad.register_kernel(name, "numba", numba.njit(lambda a, b: a + b))
+    ad.register_gradient(name, grad_fn)
+    try:
+        return ad.gradient(ad.differentiable(fn, jit=False))(*args)
+    finally:
+        ad.unregister_gradient(name)
+        for backend in ("numpy", "numba"):
+            ad.unregister_kernel(name, backend)
+
+
+def summed_pair(weights, bias):
+    return np.sum(ad.run_kernel("pair_sum", weights, bias) * 3.0)
+
+
+def test_kernel_gradient_none_list_and_numbers():
+    weights = np.array([1.0, 2.0])
+    grads = _with_gradient("pair_sum", lambda dy, saved: [dy, None], summed_pair, weights, 0.5)
+    np.testing.assert_array_equal(grads[0], [3.0, 3.0])
+    assert grads[1] == 0.0
+    grads = _with_gradient("pair_sum", lambda dy, saved: (None, np.sum(dy)), summed_pair,
+                           weights, 0.5)
+    np.testing.assert_array_equal(grads[0], [0.0, 0.0])
+    assert grads[1] == 6.0
+
+
+def test_kernel_gradient_of_wrong_count_or_shape_names_the_kernel():
+    weights = np.array([1.0, 2.0])
+    with pytest.raises(ValueError, match=r"gradient of kernel 'pair_sum' returns 1 cotangents "
+                                         r"for 2 inputs"):
+        _with_gradient("pair_sum", lambda dy, saved: (dy,), summed_pair, weights, 0.5)
+    with pytest.raises(ValueError, match=r"gradient of kernel 'pair_sum' returns an array, "
+                                         r"not a tuple of 2"):
+        _with_gradient("pair_sum", lambda dy, saved: dy, summed_pair, weights, 0.5)
+    with pytest.raises(ValueError, match=r"kernel 'pair_sum' returns a cotangent of shape "
+                                         r"\(3,\) for input 0, which has shape \(2,\)"):
+        _with_gradient("pair_sum", lambda dy, saved: (np.ones(3), 0.0), summed_pair, weights,
+                       0.5)
+
+
+@ad.custom_grad
+def smooth_magnitude(level, save):
+    save(level)
+    return np.sqrt(level * level + 1.0), lambda dy, saved: (
+        dy * saved[0] / np.sqrt(saved[0] ** 2 + 1.0),)
+
+
+@ad.custom_grad
+def weighted_norm(scale, weights, save):  # (the value's kind is the first input's)
+    save(scale, weights)
+    value = scale * np.sqrt(np.sum(weights ** 2))
+    return value, lambda dy, saved: [dy * np.sqrt(np.sum(saved[1] ** 2)),
+                                     dy * saved[0] * saved[1] / np.sqrt(np.sum(saved[1] ** 2))]
+
+
+def smooth_loss(level):
+    return smooth_magnitude(level) * 3.0
+
+
+def norm_loss(weights, scale):
+    return weighted_norm(scale, weights) ** 2
+
+
+def test_custom_grad_returning_a_tuple():
+    check_grads(smooth_loss, 0.7, paths=("python",))
+    check_grads(norm_loss, np.array([0.3, -1.2, 0.8]), 1.5, paths=("python",))
+
+
+@ad.custom_grad
+def miscounted(scale, weights, save):
+    return scale * np.sum(weights), lambda dy, saved: (dy,)
+
+
+def miscounted_loss(weights, scale):
+    return miscounted(scale, weights)
+
+
+def test_custom_grad_of_wrong_count_names_the_function():
+    with pytest.raises(ValueError, match="gradient of 'miscounted' returns 1 cotangents for 2"):
+        ad.gradient(ad.differentiable(miscounted_loss, jit=False))(np.ones(2), 2.0)
 

@@ -14,6 +14,8 @@ modules, by topic (this ``__init__`` re-exports each one's ``__all__``):
 
 - ``scalar``: ``sign``, ``log_or_zero``, ``pow_slope``, ``cbrt``, ``fmod``, ``fsum``,
   ``astype_int``, ``astype_float``, ``as_float64``, ``run_hook``
+- ``given``: ``given_cotangents``, ``given_cotangent`` (the cotangents a registered
+  kernel gradient or a custom derivative returns, checked against the inputs)
 - ``tapes``: ``grow`` (growable tapes), ``accumulate`` and ``materialize``
   (array cotangents, empty meaning "none yet")
 - ``broadcasting``: ``unbroadcast``, ``unbroadcast_to_shape``,
@@ -102,6 +104,7 @@ array division follows NumPy. The helpers here guard their divisions.
 
 from .broadcasting import *  # noqa: F403  (the helpers generated code calls as rt.<name>)
 from .einsum import *  # noqa: F403
+from .given import *  # noqa: F403
 from .indexing import *  # noqa: F403
 from .lists import *  # noqa: F403
 from .norms import *  # noqa: F403

@@ -19,7 +19,7 @@ from s2s_ad.compiler.custom import split_of
 from s2s_ad.compiler.primitives import Primitive, classify, is_library
 from s2s_ad.compiler.reverse import saving
 from s2s_ad.compiler.reverse.context import CalleeLink, Context, Where
-from s2s_ad.compiler.reverse.kernel_calls import primal_kernel_call
+from s2s_ad.compiler.reverse.kernel_calls import given_contributions, primal_kernel_call
 from s2s_ad.compiler.syntax.annotations import copy_annos, get_anno, set_anno
 from s2s_ad.compiler.syntax.builders import (
     assign,
@@ -238,13 +238,18 @@ def call_custom(cx: Context, s: gast.Assign, target: str, prim: Primitive, where
     rev = [cx.header()] + p + head + [
         assign(grads, gast.Call(func=pullback_fn, args=args + [g] + after, keywords=[]),
                 cx.line)]
-    positions = custom.positions(len(prim.operands))
-    for k, pos in enumerate(positions):
-        atom = prim.operands[pos]
-        if cx.active(atom):
-            part = load(grads) if len(positions) == 1 else subscript_of(load(grads), k)
-            rev += cx.accumulate(atom.id, cx.kind(atom), part)
-    return [fwd_call] + f, rev + cx.reset(target, prim)
+    inputs = [prim.operands[pos] for pos in custom.positions(len(prim.operands))]
+    kept_fwd: list[gast.stmt] = []
+
+    def kept(atom: gast.expr, reference: bool = False) -> gast.expr:
+        fk, pk, e = saving.save(cx, atom, where, reference)
+        kept_fwd.extend(fk)
+        rev[1:1] = pk  # after the header
+        return e
+
+    label = repr(getattr(prim.callee, "__name__", "the function"))
+    rev += given_contributions(cx, grads, inputs, label, kept)
+    return [fwd_call] + f + kept_fwd, rev + cx.reset(target, prim)
 
 
 def _linkable_split(cx: Context, prim: Primitive) -> Any:
