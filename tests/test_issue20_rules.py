@@ -5,6 +5,10 @@ gradients against central finite differences of the original function.
 * 13: a registered kernel gradient or a ``custom_grad`` returning one cotangent per
   input as a tuple (the SPEC's form) crashed in the pullback; None, lists and numbers are
   accepted, and a wrong count or shape is an error naming the kernel.
+* 9: under Numba an int raised to an int power that may be negative (``2 ** -n``) was
+  computed in int64 (0 instead of 0.5); a growing list whose first items are bools and
+  later floats was typed as a list of bools (2.4 became True). Items are now converted
+  to the join of every appended kind (bool < int < float).
 * 7: ``np.linspace(start, stop, num)`` and ``np.full(shape, value)`` were registered as
   constants (a zero gradient and a false ZeroDerivativeWarning). The audit of every rule
   is in test_rule_table.py (each parameter of each rule fed from a float argument).
@@ -216,3 +220,71 @@ def test_custom_grad_of_wrong_count_names_the_function():
     with pytest.raises(ValueError, match="gradient of 'miscounted' returns 1 cotangents for 2"):
         ad.gradient(ad.differentiable(miscounted_loss, jit=False))(np.ones(2), 2.0)
 
+
+# ---- item 9: ints under Numba: negative powers and lists of mixed kinds ------------------------
+def halving_decay(rate, n_steps):
+    return rate * 2 ** -n_steps
+
+
+def shifted_power(rate, n_steps):
+    return rate * 3 ** (n_steps - 3)
+
+
+def builtin_power(rate, n_steps):
+    return rate * pow(2, n_steps - 4) + rate * (n_steps + 1) ** 2
+
+
+def inverse_square(rate, n_steps):
+    return rate * n_steps ** -2
+
+
+def flags_then_values(scale):
+    readings = []
+    readings.append(True)
+    readings.append(False)
+    readings.append(2.4 * scale)
+    total = 0.0
+    for reading in readings:
+        total = total + reading * scale
+    return total
+
+
+def counts_then_values(scale, n_items):
+    readings = []
+    for k in range(n_items):
+        if k < 2:
+            readings.append(k > 0)
+        elif k < 4:
+            readings.append(k)
+        else:
+            readings.append(k * scale + 0.4)
+    return np.sum(np.array(readings) * scale)
+
+
+def _value_and_grads_match(fn, *args):
+    """Both paths give plain Python's value, and gradients that agree with finite
+    differences (the int arguments are not differentiated)."""
+    expected = fn(*args)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ad.IntegerArgumentWarning)
+        for jit in (False, True):
+            value = ad.differentiable(fn, jit=jit)(*args)
+            assert value == pytest.approx(expected, rel=1e-14), (fn.__name__, jit, value)
+        check_grads(fn, *args, paths=PATHS)
+
+
+@pytest.mark.parametrize(("fn", "n_steps"), [
+    (halving_decay, 1), (halving_decay, 3), (halving_decay, 0), (halving_decay, -2),
+    (shifted_power, 2), (shifted_power, 0), (shifted_power, 5),
+    (builtin_power, 2), (builtin_power, 6), (inverse_square, 2)])
+def test_int_power_with_a_negative_exponent_is_a_float(fn, n_steps):
+    _value_and_grads_match(fn, 1.5, n_steps)
+
+
+def test_list_of_bools_then_floats_keeps_the_floats():
+    _value_and_grads_match(flags_then_values, 1.25)
+    assert ad.differentiable(flags_then_values, jit=True)(1.0) == pytest.approx(3.4)
+
+
+def test_list_of_bools_ints_then_floats():
+    _value_and_grads_match(counts_then_values, 0.75, 6)
