@@ -88,6 +88,11 @@ def well_conditioned(n):
     return lambda rng: rng.uniform(-0.5, 0.5, (n, n)) + n * np.eye(n)
 
 
+def well_conditioned_stack(k, n):
+    """A stack of ``k`` diagonally dominant ``n x n`` matrices."""
+    return lambda rng: rng.uniform(-0.5, 0.5, (k, n, n)) + n * np.eye(n)
+
+
 def boolean(shape):
     return lambda rng: rng.random(shape) < 0.5
 
@@ -446,12 +451,22 @@ rule(np.linalg.solve, None,
      Case("np.linalg.solve-vector", "np.linalg.solve(A, b)",
           args(A=well_conditioned(3), b=unif((3,)))),
      Case("np.linalg.solve-matrix", "np.linalg.solve(A, b)",
-          args(A=well_conditioned(3), b=unif((3, 2)))))
-rule(np.linalg.inv, None, Case("np.linalg.inv", "np.linalg.inv(A)",
-                               args(A=well_conditioned(3))))
+          args(A=well_conditioned(3), b=unif((3, 2)))),
+     Case("np.linalg.solve-stack", "np.linalg.solve(A, b)",
+          args(A=well_conditioned_stack(2, 3), b=unif((2, 3, 2))), numba=True),
+     Case("np.linalg.solve-stack-vector", "np.linalg.solve(A, b)",
+          args(A=well_conditioned_stack(2, 3), b=unif((3,)))),
+     Case("np.linalg.solve-stack-broadcast", "np.linalg.solve(A, b)",
+          args(A=well_conditioned_stack(2, 3), b=unif((3, 2)))))
+rule(np.linalg.inv, None,
+     Case("np.linalg.inv", "np.linalg.inv(A)", args(A=well_conditioned(3))),
+     Case("np.linalg.inv-stack", "np.linalg.inv(A)", args(A=well_conditioned_stack(2, 3)),
+          numba=True))
 rule(np.linalg.det, None,
      Case("np.linalg.det", "np.linalg.det(A)", args(A=well_conditioned(3))),
-     Case("np.linalg.det-4x4", "np.linalg.det(A)", args(A=well_conditioned(4))))
+     Case("np.linalg.det-4x4", "np.linalg.det(A)", args(A=well_conditioned(4))),
+     Case("np.linalg.det-stack", "np.linalg.det(A)", args(A=well_conditioned_stack(3, 2)),
+          numba=True))
 
 # ---- einsum, scans, sorting, gathers, conversions (more in test_rules_more.py) ------------
 rule(np.einsum, 2,

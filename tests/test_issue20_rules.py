@@ -9,6 +9,10 @@ gradients against central finite differences of the original function.
   computed in int64 (0 instead of 0.5); a growing list whose first items are bools and
   later floats was typed as a list of bools (2.4 became True). Items are now converted
   to the join of every appended kind (bool < int < float).
+* 8: ``np.linalg.det`` of a stack of matrices had a wrong gradient on the Python path,
+  stacked ``inv`` and ``solve`` crashed in the pullback, and none compiled: the rules
+  now follow NumPy over the stack dimensions on both paths (Numba's ``solve`` of stacks
+  needs a 1-d ``b`` or one with ``A``'s stack; other forms are refused when compiled).
 * 7: ``np.linspace(start, stop, num)`` and ``np.full(shape, value)`` were registered as
   constants (a zero gradient and a false ZeroDerivativeWarning). The audit of every rule
   is in test_rule_table.py (each parameter of each rule fed from a float argument).
@@ -288,3 +292,59 @@ def test_list_of_bools_then_floats_keeps_the_floats():
 
 def test_list_of_bools_ints_then_floats():
     _value_and_grads_match(counts_then_values, 0.75, 6)
+
+
+# ---- item 8: linear algebra over stacks of matrices ---------------------------------------------
+def _stack_of_matrices(*stack: int, n: int = 3, seed: int = 0) -> np.ndarray:
+    """Well-conditioned ``(*stack, n, n)`` matrices (diagonally dominant)."""
+    rng = np.random.default_rng(seed)
+    return rng.uniform(-0.5, 0.5, (*stack, n, n)) + n * np.eye(n)
+
+
+def covariance_logdets(covariances):
+    return np.sum(np.log(np.linalg.det(covariances)) * np.array([1.0, 2.0, 3.0]))
+
+
+def det_energy(frames):
+    return np.sum(np.linalg.det(frames) ** 2)
+
+
+def inverse_energy(frames):
+    return np.sum(np.linalg.inv(frames) ** 2 * np.arange(9.0).reshape(3, 3))
+
+
+def solved_energy(frames, loads):
+    return np.sum(np.linalg.solve(frames, loads) ** 2)
+
+
+@pytest.mark.parametrize(("fn", "shape"), [
+    (covariance_logdets, (3,)), (det_energy, (3,)), (det_energy, (2, 2)),
+    (inverse_energy, (3,)), (inverse_energy, (2, 2))])
+def test_det_and_inv_of_a_stack(fn, shape):
+    check_grads(fn, _stack_of_matrices(*shape), paths=PATHS)
+
+
+@pytest.mark.parametrize("loads_shape", [(3, 3, 2), (3,), (3, 3, 1)])
+def test_solve_of_a_stack(loads_shape):
+    loads = np.random.default_rng(1).uniform(-1.0, 1.0, loads_shape)
+    check_grads(solved_energy, _stack_of_matrices(3), loads, paths=PATHS)
+
+
+@pytest.mark.parametrize(("frames", "loads_shape"), [
+    ((), (2, 3, 4)),  # one matrix, a stack of right-hand sides
+    ((2,), (3, 2)),   # a stack of matrices, one right-hand side matrix (broadcast)
+    ((2, 1), (3, 3, 2)),  # stacks broadcast against each other
+])
+def test_solve_with_broadcast_stacks_in_python(frames, loads_shape):
+    loads = np.random.default_rng(2).uniform(-1.0, 1.0, loads_shape)
+    check_grads(solved_energy, _stack_of_matrices(*frames), loads, paths=("python",))
+
+
+def test_solve_with_broadcast_stacks_is_refused_by_numba():
+    loads = np.ones((3, 2))
+    with pytest.raises(ad.JitError, match="b must be 1-d or have as many dimensions as A"):
+        ad.differentiable(solved_energy, jit=True)(_stack_of_matrices(2), loads)
+    auto = ad.differentiable(solved_energy, jit="auto")
+    value = auto(_stack_of_matrices(2), loads)
+    assert value == pytest.approx(solved_energy(_stack_of_matrices(2), loads), rel=1e-13)
+    assert ad.explain(auto).path == "python"

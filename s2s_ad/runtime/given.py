@@ -70,11 +70,11 @@ def _ol_given_cotangents(result, count, name):
         return None
     if isinstance(result, types.BaseTuple):
         if len(result) != n:
-            raise TypingError(f"the gradient of {label} returns {len(result)} cotangents "
+            raise TypingError(f"s2s_ad: the gradient of {label} returns {len(result)} cotangents "
                               f"for {n} inputs (one per input, None for no cotangent)")
         return lambda result, count, name: result
     if n != 1:
-        raise TypingError(f"the gradient of {label} returns {result}, not a tuple of {n} "
+        raise TypingError(f"s2s_ad: the gradient of {label} returns {result}, not a tuple of {n} "
                           "cotangents (one per input)")
     return lambda result, count, name: (result,)
 
@@ -101,5 +101,5 @@ def _ol_given_cotangent(part, like, name, position):
             return part.astype(np.float64)
 
         return impl
-    raise TypingError(f"the gradient of {label} returns {part} as the cotangent of input "
+    raise TypingError(f"s2s_ad: the gradient of {label} returns {part} as the cotangent of input "
                       f"{at}, which is {like}")
