@@ -542,6 +542,14 @@ rule(np.ndim, None,
 rule(np.arange, 1,
      Case("np.arange", "np.arange(len(x))", args(x=unif(V))),
      Case("np.arange-float-stop", "np.arange(n) * 1.5", args(n=off_grid())))
+rule(np.arange, 2,
+     Case("np.arange-start-stop", "np.arange(start, stop) ** 2",
+          args(start=unif((), 0.2, 0.4), stop=unif((), 4.6, 4.8)), constant=("stop",)),
+     Case("np.arange-ints", "np.arange(1, len(x)) * x[1:]", args(x=unif(V))))
+rule(np.arange, 3,
+     Case("np.arange-step", "np.arange(start, stop, step) ** 2",
+          args(start=unif((), 0.2, 0.25), stop=unif((), 2.3, 2.35), step=unif((), 0.45, 0.46)),
+          constant=("stop",)))
 rule(np.eye, 1, Case("np.eye", "np.eye(len(x))", args(x=unif(V))))
 rule(np.identity, 1, Case("np.identity", "np.identity(len(x))", args(x=unif(V))))
 rule(np.full, 2,

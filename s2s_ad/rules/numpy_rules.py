@@ -492,6 +492,19 @@ register(np.shape, Rule("np.shape", ("x",), kind=_shape))
 register(np.size, Rule("np.size", ("x",), kind=_ints), nargs=1)
 register(np.ndim, Rule("np.ndim", ("x",), kind=_ints))
 register(np.arange, Rule("np.arange", ("n",), kind=lambda k, o: ArrayKind(1, False)), nargs=1)
+
+
+def _range_kind(kinds: list, operands: list):
+    """``np.arange(start, stop[, step])``: float entries when any argument is a float."""
+    return ArrayKind(1, any(k not in ("int", "bool") for k in kinds))
+
+
+# z[i] = start + i * step; the length (not the entries) depends on stop: piecewise constant
+register(np.arange, Rule("np.arange", ("start", "stop"), {"start": "np.sum(g)"},
+                         kind=_range_kind), nargs=2)
+register(np.arange, Rule("np.arange", ("start", "stop", "step"),
+                         {"start": "np.sum(g)", "step": "np.sum(g * np.arange(g.shape[0]))"},
+                         kind=_range_kind), nargs=3)
 register(runtime.astype_int, Rule("rt.astype_int", ("x",), kind=_int_array_or_int))
 register(runtime.astype_float, Rule("rt.astype_float", ("x",), {"x": "g"},
                                     kind=lambda k, o: ArrayKind(_ndim(k[0]))))
