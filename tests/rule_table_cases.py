@@ -41,6 +41,8 @@ class Case:
     numba: bool | None = None  # None: True for the first case of its rule
     stmt: str | None = None  # a statement run before the return (print)
     zero: bool = True  # non-differentiable rules: gradient is zero, with a warning
+    constant: tuple[str, ...] = ()  # float arguments a differentiable rule treats as
+    # constant: their gradient is zero (checked by finite differences), with a warning
 
 
 # ---- argument generators -------------------------------------------------------------
@@ -84,6 +86,11 @@ def off_grid(shape=()):
 def well_conditioned(n):
     """Diagonally dominant with a positive diagonal: invertible, positive determinant."""
     return lambda rng: rng.uniform(-0.5, 0.5, (n, n)) + n * np.eye(n)
+
+
+def well_conditioned_stack(k, n):
+    """A stack of ``k`` diagonally dominant ``n x n`` matrices."""
+    return lambda rng: rng.uniform(-0.5, 0.5, (k, n, n)) + n * np.eye(n)
 
 
 def boolean(shape):
@@ -221,7 +228,8 @@ rule(math.hypot, 2, Case("math.hypot", "math.hypot(x, y)", args(x=away(), y=away
 rule(math.pow, None, Case("math.pow", "math.pow(a, b)",
                           args(a=unif((), 0.5, 2.0), b=unif((), -1.5, 2.5))))
 rule(math.copysign, None,
-     Case("math.copysign", "math.copysign(x, y)", args(x=away(), y=away()), wrt=("x",)))
+     Case("math.copysign", "math.copysign(x, y)", args(x=away(), y=away()),
+          constant=("y",)))
 rule(math.fmod, None,
      Case("math.fmod", "math.fmod(x, y)", mod_pair(names=("x", "y"))),
      Case("math.fmod-negative", "math.fmod(x, y)", mod_pair(names=("x", "y"), sign=-1.0)))
@@ -319,7 +327,9 @@ rule(np.where, 3,
      Case("np.where-broadcast", "np.where(c, a, b)",
           args(c=boolean(M), a=unif(ROW), b=unif(COL))),
      Case("np.where-broadcast-2d", "np.where(c, a, b)",
-          args(c=boolean(M), a=unif((1, 4)), b=unif(COL))))
+          args(c=boolean(M), a=unif((1, 4)), b=unif(COL))),
+     Case("np.where-float-condition", "np.where(c, a, b)",
+          args(c=away(V), a=unif(V), b=unif(V)), constant=("c",)))
 rule(np.clip, None,
      Case("np.clip", "np.clip(x, -0.5, 0.5)", clip_args(V)),
      Case("np.clip-2d", "np.clip(x, -0.5, 0.5)", clip_args(M)),
@@ -441,12 +451,22 @@ rule(np.linalg.solve, None,
      Case("np.linalg.solve-vector", "np.linalg.solve(A, b)",
           args(A=well_conditioned(3), b=unif((3,)))),
      Case("np.linalg.solve-matrix", "np.linalg.solve(A, b)",
-          args(A=well_conditioned(3), b=unif((3, 2)))))
-rule(np.linalg.inv, None, Case("np.linalg.inv", "np.linalg.inv(A)",
-                               args(A=well_conditioned(3))))
+          args(A=well_conditioned(3), b=unif((3, 2)))),
+     Case("np.linalg.solve-stack", "np.linalg.solve(A, b)",
+          args(A=well_conditioned_stack(2, 3), b=unif((2, 3, 2))), numba=True),
+     Case("np.linalg.solve-stack-vector", "np.linalg.solve(A, b)",
+          args(A=well_conditioned_stack(2, 3), b=unif((3,)))),
+     Case("np.linalg.solve-stack-broadcast", "np.linalg.solve(A, b)",
+          args(A=well_conditioned_stack(2, 3), b=unif((3, 2)))))
+rule(np.linalg.inv, None,
+     Case("np.linalg.inv", "np.linalg.inv(A)", args(A=well_conditioned(3))),
+     Case("np.linalg.inv-stack", "np.linalg.inv(A)", args(A=well_conditioned_stack(2, 3)),
+          numba=True))
 rule(np.linalg.det, None,
      Case("np.linalg.det", "np.linalg.det(A)", args(A=well_conditioned(3))),
-     Case("np.linalg.det-4x4", "np.linalg.det(A)", args(A=well_conditioned(4))))
+     Case("np.linalg.det-4x4", "np.linalg.det(A)", args(A=well_conditioned(4))),
+     Case("np.linalg.det-stack", "np.linalg.det(A)", args(A=well_conditioned_stack(3, 2)),
+          numba=True))
 
 # ---- einsum, scans, sorting, gathers, conversions (more in test_rules_more.py) ------------
 rule(np.einsum, 2,
@@ -519,17 +539,71 @@ rule(np.size, 1,
 rule(np.ndim, None,
      Case("np.ndim", "np.ndim(x)", args(x=unif(M))),
      Case("x.ndim", "x.ndim", args(x=unif(M))))
-rule(np.arange, 1, Case("np.arange", "np.arange(len(x))", args(x=unif(V))))
+rule(np.arange, 1,
+     Case("np.arange", "np.arange(len(x))", args(x=unif(V))),
+     Case("np.arange-float-stop", "np.arange(n) * 1.5", args(n=off_grid())))
+rule(np.arange, 2,
+     Case("np.arange-start-stop", "np.arange(start, stop) ** 2",
+          args(start=unif((), 0.2, 0.4), stop=unif((), 4.6, 4.8)), constant=("stop",)),
+     Case("np.arange-ints", "np.arange(1, len(x)) * x[1:]", args(x=unif(V))))
+rule(np.arange, 3,
+     Case("np.arange-step", "np.arange(start, stop, step) ** 2",
+          args(start=unif((), 0.2, 0.25), stop=unif((), 2.3, 2.35), step=unif((), 0.45, 0.46)),
+          constant=("stop",)))
 rule(np.eye, 1, Case("np.eye", "np.eye(len(x))", args(x=unif(V))))
 rule(np.identity, 1, Case("np.identity", "np.identity(len(x))", args(x=unif(V))))
-rule(np.full, 2, Case("np.full", "np.full(len(x), 2.5)", args(x=unif(V))))
-rule(np.linspace, 3, Case("np.linspace", "np.linspace(0.0, 1.0, len(x))", args(x=unif(V))))
+rule(np.full, 2,
+     Case("np.full", "np.full(len(x), level)", args(x=unif(V), level=unif()), constant=("x",)),
+     Case("np.full-2d", "np.full((3, 4), level) * x", args(x=unif(M), level=unif())),
+     Case("np.full-row", "np.full((3, 4), row)", args(row=unif(ROW))),
+     Case("np.full-literal", "np.full(len(x), 2.5) * x", args(x=unif(V))))
+rule(np.linspace, 3,
+     Case("np.linspace", "np.linspace(start, stop, 5)", args(start=unif(), stop=unif())),
+     Case("np.linspace-one", "np.linspace(start, stop, 1)", args(start=unif(), stop=unif())),
+     Case("np.linspace-num-from-len", "np.linspace(0.0, stop, len(x)) * x",
+          args(x=unif(V), stop=unif())))
+rule(np.linspace, 2,
+     Case("np.linspace-default-num", "np.linspace(start, stop)", args(start=unif(), stop=unif())),
+     Case("np.linspace-num-keyword", "np.linspace(start, stop, num=4)",
+          args(start=unif(), stop=unif())))
 rule(runtime.astype_int, None,
      Case("x.astype(int)", "x.astype(int)", args(x=off_grid(M))),
      Case("x.astype(np.int64)", "x.astype(np.int64)", args(x=off_grid(V))))
 rule(runtime.astype_float, None,
      Case("x.astype(float)", "x.astype(float)", args(x=unif(M))),
      Case("x.astype(np.float64)", "x.astype(np.float64)", args(x=unif(V))))
+
+
+# ---- the audit: parameters no case feeds from a float argument, and why ------------------
+# Every other parameter of every rule (differentiable or not, with an adjoint or treated as
+# constant) is fed from a float argument by at least one case above, so that case's
+# finite differences check the rule in that parameter (test_rule_table.py).
+_SHAPE = "a shape or a count: NumPy refuses floats"
+_CONSTANT = "a compile-time constant: the rule refuses a value known only at run time"
+_INTERNAL = "written by the compiler, not the user: checked through the cases' lists/writes"
+_INTEGER = "integers or booleans only: NumPy refuses floats"
+NOT_FLOAT: dict[tuple, dict[str, str]] = {
+    **{(fn, 1): {"shape": _SHAPE} for fn in (np.zeros, np.ones, np.empty)},
+    **{(fn, 1): {"n": _SHAPE} for fn in (np.eye, np.identity)},
+    (np.full, 2): {"shape": _SHAPE},
+    (np.linspace, 2): {"num": _SHAPE},
+    (np.linspace, 3): {"num": _SHAPE},
+    (np.reshape, None): {"shape": _SHAPE},
+    (builtins.round, 2): {"ndigits": "an int (Python refuses floats)"},
+    (np.take, None): {"indices": "integer indices (the rule refuses others)", "axis": _CONSTANT},
+    **{(fn, None): {"axis": _CONSTANT, "keepdims": _CONSTANT}
+       for fn in (np.sum, np.mean, np.prod, np.max, np.min, np.amax, np.amin)},
+    (np.linalg.norm, None): {"axis": _CONSTANT, "keepdims": _CONSTANT},
+    **{(fn, None): {"axis": _CONSTANT} for fn in (np.concatenate, np.stack, np.cumsum, np.sort)},
+    **{(np.einsum, n): {"subscripts": "a string literal"} for n in (2, 3, 4, 5)},
+    **{(op, None): {"a": _INTEGER, "b": _INTEGER}
+       for op in (gast.BitAnd, gast.BitOr, gast.BitXor, gast.LShift, gast.RShift)},
+    (gast.Invert, None): {"a": _INTEGER},
+    **{(fn, None): dict.fromkeys(params, _INTERNAL) for fn, params in (
+        (runtime.write_back, ("dst", "src")), (runtime.appended, ("items", "value")),
+        (runtime.list_array, ("items",)), (runtime.list_position, ("items", "i")),
+        (runtime.merge_leading, ("a",)))},
+}
 
 
 def cases() -> list[tuple[tuple, Case]]:

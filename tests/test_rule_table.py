@@ -33,7 +33,7 @@ from pathlib import Path
 import gast
 import numpy as np
 import pytest
-from rule_table_cases import TABLE, Case, cases, numba_cases
+from rule_table_cases import NOT_FLOAT, TABLE, Case, cases, numba_cases
 
 import s2s_ad as ad
 from s2s_ad import runtime
@@ -167,6 +167,92 @@ def test_each_case_calls_the_rule_it_is_filed_under():
     assert not wrong, "\n".join(wrong)
 
 
+# ---- the audit: every parameter of every rule is checked with a float argument -------------
+def _bound(rule, node: ast.AST, params: set[str]) -> dict[str, ast.expr]:
+    """The operands of ``node`` (a call, operator or attribute using ``rule``) by the
+    rule's parameter names."""
+    if isinstance(node, ast.BinOp):
+        operands = [node.left, node.right]
+    elif isinstance(node, ast.UnaryOp):
+        operands = [node.operand]
+    elif isinstance(node, ast.Attribute):
+        operands = [node.value]
+    elif isinstance(node.func, ast.Attribute) and _resolve(node.func.value, params) is None:
+        operands = [node.func.value, *node.args]
+        if node.func.attr == "astype":
+            operands = [node.func.value]
+    else:
+        operands = list(node.args)
+    bound = dict(zip(rule.params, operands, strict=False))
+    bound.update({k.arg: k.value for k in getattr(node, "keywords", []) if k.arg in rule.params})
+    return bound
+
+
+def _uses(expr: str, params: set[str]) -> list[tuple[object, ast.AST]]:
+    """(rule, node) for each call, operator and attribute of ``expr`` that uses a rule."""
+    found = []
+    for node in ast.walk(ast.parse(expr)):
+        if isinstance(node, ast.Call | ast.BinOp | ast.UnaryOp | ast.Attribute):
+            found += [(r, node) for r in _rules_called_at(node, params)]
+    return found
+
+
+def _rules_called_at(node: ast.AST, params: set[str]) -> list:
+    """The rules ``node`` itself uses (not those of its operands)."""
+    if isinstance(node, ast.Call):
+        args = [a if _resolve(a, params) is not None else ast.Constant(0) for a in node.args]
+        node = ast.Call(func=node.func, args=args, keywords=[])
+    elif isinstance(node, ast.BinOp):
+        node = ast.BinOp(left=ast.Constant(0), op=node.op, right=ast.Constant(0))
+    elif isinstance(node, ast.UnaryOp):
+        node = ast.UnaryOp(op=node.op, operand=ast.Constant(0))
+    else:
+        node = ast.Attribute(value=ast.Name(id="_operand"), attr=node.attr)
+    text = ast.unparse(ast.fix_missing_locations(node))
+    return [r for r in _rules_called(text, params | {"_operand"}) if r is not None]
+
+
+def _is_float_value(node: ast.expr, values: dict) -> bool:
+    """Whether the operand evaluates to a float (or a float array) at the case's point."""
+    try:
+        value = eval(ast.unparse(node), {"np": np, "math": math, **values})  # noqa: S307
+    except Exception:  # a comprehension's variable: not known on its own
+        return False
+    if isinstance(value, tuple | list):  # the operands of a join: any float one
+        return any(_is_float(v) or isinstance(v, np.floating) for v in value)
+    return _is_float(value) or isinstance(value, np.floating)
+
+
+def _float_fed_parameters() -> set[tuple]:
+    """(rule key, parameter) for each parameter some case feeds from a float operand."""
+    registered = _registered()
+    fed = set()
+    for key, case in cases():
+        values = case.args(np.random.default_rng(0))
+        for rule, node in _uses(case.stmt or case.expr, set(values)):
+            if rule is not registered[key]:
+                continue
+            for param, operand in _bound(rule, node, set(values)).items():
+                if _is_float_value(operand, values):
+                    fed.add((key, param))
+    return fed
+
+
+def test_every_parameter_of_every_rule_is_checked_with_a_float():
+    """The audit of issue 20 item 7: a rule that treats a float parameter as constant
+    (np.linspace's start and stop, np.full's value were) is caught by the finite
+    differences of a case that feeds that parameter from a float argument, unless the
+    parameter cannot be a float (NOT_FLOAT says why)."""
+    fed = _float_fed_parameters()
+    unchecked = [f"{_key_name(key)}: {param}" for key, rule in _registered().items()
+                 for param in rule.params
+                 if (key, param) not in fed and param not in NOT_FLOAT.get(key, {})]
+    assert not unchecked, f"rule parameters no case feeds from a float argument: {unchecked}"
+    stale = [f"{_key_name(key)}: {param}" for key, why in NOT_FLOAT.items() for param in why
+             if (key, param) in fed or param not in _registered()[key].params]
+    assert not stale, f"NOT_FLOAT lists parameters that are checked or do not exist: {stale}"
+
+
 # ---- building the functions ---------------------------------------------------------------
 _HEADER = "import math\n\nimport numpy as np\n\n\n"
 _modules = itertools.count()
@@ -283,6 +369,8 @@ def _check_against_fd(built: Built, fn, tmp_path) -> None:
             err_msg=f"{built.case.name}: d/d{name} of {built.case.expr} at "
                     f"{dict(zip(built.params, built.values, strict=True))}")
     zero = [str(w.message) for w in caught if issubclass(w.category, ad.ZeroDerivativeWarning)]
+    expected = [f"parameter '{name}'" for name in built.case.constant]
+    zero = [m for m in zero if not any(e in m for e in expected)]
     assert not zero, f"{built.case.name}: a differentiable rule warns {zero}"
 
 
@@ -307,9 +395,14 @@ def test_non_differentiable_rule(key, case, tmp_path, capsys):
     assert value == fn(*built.values), f"{case.name}: value {value!r}"
     assert df(*built.values) == fn(*built.values)
     for name, grad in zip(built.wrt, grads, strict=True):
-        arg = built.values[built.params.index(name)]
+        position = built.params.index(name)
+        arg = built.values[position]
         assert np.shape(grad) == np.shape(arg), f"{name}: gradient shape {np.shape(grad)}"
         assert np.all(np.asarray(grad) == 0.0), f"{case.name}: d/d{name} = {grad!r}, not 0"
+        # the rule says constant: NumPy's function must really be (a rule audit)
+        fd = _finite_difference(fn, built.values, position)
+        np.testing.assert_allclose(fd, 0.0, atol=FD_ATOL,
+                                   err_msg=f"{case.name}: d/d{name} is not 0 in NumPy")
 
 
 # ---- the Numba subset ------------------------------------------------------------------------

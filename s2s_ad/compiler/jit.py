@@ -77,6 +77,9 @@ def signature_text(args: tuple) -> str:
     return ", ".join(str(numba.typeof(a)) for a in args)
 
 
+RUNTIME_REFUSAL = "s2s_ad: "  # how runtime helpers' TypingErrors begin (short_reason)
+
+
 def short_reason(exc: BaseException) -> str:
     """The informative lines of a Numba error, on one line."""
     text = str(exc)
@@ -84,6 +87,9 @@ def short_reason(exc: BaseException) -> str:
     keep = [ln for ln in lines if not ln.startswith(("Failed in nopython", "During:", "File ",
                                                      "^", "- Resolution failure"))]
     reason = " ".join(keep[:3]) or type(exc).__name__
+    ours = [ln[ln.index(RUNTIME_REFUSAL):] for ln in lines if RUNTIME_REFUSAL in ln]
+    if ours:  # a runtime helper's own refusal, nested in Numba's overload report
+        reason = ours[0]
     reason = re.sub(r"\x1b\[[0-9;]*m", "", reason)
     return f"{type(exc).__name__}: {reason}"[:400]
 

@@ -18,9 +18,22 @@ register(builtins.max, Rule("max", ("a", "b"), {"a": "g if a >= b else 0.0",
 register(builtins.min, Rule("min", ("a", "b"), {"a": "g if a <= b else 0.0",
                                                "b": "0.0 if a <= b else g"}, kind="join"),
          nargs=2)
+
+
+def _builtin_pow_variant(consts: dict, kinds: dict) -> dict:
+    """``pow(a, b)`` of ints that may be negative is a float (Python's ``pow(2, -1)`` is
+    0.5; Numba's int64 power gives 0): computed by ``rt.int_pow``."""
+    parts = pow_variant(consts, kinds)
+    exponent = consts.get("b")
+    natural = isinstance(exponent, int) and not isinstance(exponent, bool) and exponent >= 0
+    if all(kinds.get(p) in ("int", "bool") for p in ("a", "b")) and not natural:
+        parts = {**parts, "forward": "rt.int_pow(a, b)"}
+    return parts
+
+
 register(builtins.pow, Rule("pow", ("a", "b"), {"a": "g * b * a ** (b - 1)",
                                                "b": "g * z * rt.log_or_zero(a)"}, kind="pow",
-                            variant=pow_variant), nargs=2)
+                            variant=_builtin_pow_variant), nargs=2)
 
 # ---- non-differentiable --------------------------------------------------------
 register(builtins.int, Rule("int", ("x",), kind="int"))

@@ -14,6 +14,8 @@ modules, by topic (this ``__init__`` re-exports each one's ``__all__``):
 
 - ``scalar``: ``sign``, ``log_or_zero``, ``pow_slope``, ``cbrt``, ``fmod``, ``fsum``,
   ``astype_int``, ``astype_float``, ``as_float64``, ``run_hook``
+- ``given``: ``given_cotangents``, ``given_cotangent`` (the cotangents a registered
+  kernel gradient or a custom derivative returns, checked against the inputs)
 - ``tapes``: ``grow`` (growable tapes), ``accumulate`` and ``materialize``
   (array cotangents, empty meaning "none yet")
 - ``broadcasting``: ``unbroadcast``, ``unbroadcast_to_shape``,
@@ -30,6 +32,8 @@ modules, by topic (this ``__init__`` re-exports each one's ``__all__``):
 - ``einsum``: ``einsum`` (constant subscripts), ``einsum_like`` (its VJP forms)
 - ``scans``: ``reverse_cumsum`` (cumsum's VJP), ``sort_axis``, ``sort_vjp``
 - ``norms``: ``norm_p_slope`` (the VJP of a vector p-norm)
+- ``linalg``: ``det``, ``inv``, ``solve`` of stacks of matrices and their VJPs
+  ``det_vjp``, ``inv_vjp``, ``solve_vjp_a``, ``solve_vjp_b``
 - ``lists``: ``appended``, ``list_array``, ``list_position``, and the cotangents of
   growing lists: ``cotangent_list``, ``list_pop``, ``list_add_at``, ``list_add_rows``
 - ``tuples``: ``add_at`` (the cotangent of ``t[i]``), ``sum_items``, ``fill_like``, ``at_max``,
@@ -102,7 +106,9 @@ array division follows NumPy. The helpers here guard their divisions.
 
 from .broadcasting import *  # noqa: F403  (the helpers generated code calls as rt.<name>)
 from .einsum import *  # noqa: F403
+from .given import *  # noqa: F403
 from .indexing import *  # noqa: F403
+from .linalg import *  # noqa: F403
 from .lists import *  # noqa: F403
 from .norms import *  # noqa: F403
 from .reductions import *  # noqa: F403

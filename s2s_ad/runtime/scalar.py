@@ -21,6 +21,9 @@ __all__ = [
     "cbrt",
     "fmod",
     "fsum",
+    "int_pow",
+    "number_as_float",
+    "number_as_int",
     "log_or_zero",
     "pow_slope",
     "run_hook",
@@ -64,6 +67,54 @@ def pow_slope(a, b):
     if b == 0:
         return 0.0 * a
     return b * a ** (b - 1.0)
+
+
+def int_pow(a, b):
+    """``a ** b`` of ints whose result is typed a float (the exponent may be negative):
+    Python's value, ``2 ** -1 == 0.5``, where Numba's int64 power gives 0.
+
+    >>> int_pow(2, -1), int_pow(3, 2)
+    (0.5, 9)
+    """
+    return a ** b
+
+
+@overload(int_pow, strict=False)
+def _ol_int_pow(a, b):
+    return lambda a, b: float(a) ** b
+
+
+def number_as_float(x):
+    """A bool or int as a float (Numba's ``float`` refuses bools): a list item of a list
+    whose items join to floats.
+
+    >>> number_as_float(True), number_as_float(3)
+    (1.0, 3.0)
+    """
+    return float(x)
+
+
+@overload(number_as_float, strict=False)
+def _ol_number_as_float(x):
+    if isinstance(x, types.Boolean):
+        return lambda x: 1.0 if x else 0.0
+    return lambda x: float(x)
+
+
+def number_as_int(x):
+    """A bool as an int (Numba's ``int`` refuses bools).
+
+    >>> number_as_int(True)
+    1
+    """
+    return int(x)
+
+
+@overload(number_as_int, strict=False)
+def _ol_number_as_int(x):
+    if isinstance(x, types.Boolean):
+        return lambda x: 1 if x else 0
+    return lambda x: int(x)
 
 
 @register_jitable

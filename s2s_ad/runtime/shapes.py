@@ -126,7 +126,8 @@ def _ol_index_axis(x, axis, i):
 
 def filled(shape, x):
     """``np.full(shape, x)`` for a number ``x``, also one held in a 0-d array (which
-    computes like a number here, but which Numba's ``np.full`` refuses).
+    computes like a number here, but which Numba's ``np.full`` refuses), or for an
+    array ``x`` broadcast to ``shape``.
 
     >>> filled((1, 1), np.array(2.5)), filled((1,), 3).dtype
     (array([[2.5]]), dtype('int64'))
@@ -136,6 +137,8 @@ def filled(shape, x):
 
 @numba_impl(filled)
 def _ol_filled(shape, x):
+    if isinstance(x, types.Array) and x.ndim:
+        return lambda shape, x: np.broadcast_to(x, shape).copy()
     if isinstance(x, types.Array):
         return lambda shape, x: np.full(shape, x[()])
     return lambda shape, x: np.full(shape, x)

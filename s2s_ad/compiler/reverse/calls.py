@@ -19,7 +19,7 @@ from s2s_ad.compiler.custom import split_of
 from s2s_ad.compiler.primitives import Primitive, classify, is_library
 from s2s_ad.compiler.reverse import saving
 from s2s_ad.compiler.reverse.context import CalleeLink, Context, Where
-from s2s_ad.compiler.reverse.kernel_calls import primal_kernel_call
+from s2s_ad.compiler.reverse.kernel_calls import given_contributions, primal_kernel_call
 from s2s_ad.compiler.syntax.annotations import copy_annos, get_anno, set_anno
 from s2s_ad.compiler.syntax.builders import (
     assign,
@@ -31,6 +31,7 @@ from s2s_ad.compiler.syntax.builders import (
     substitute,
 )
 from s2s_ad.errors import NonDifferentiableError
+from s2s_ad.kinds import ArrayKind, ListKind
 from s2s_ad.rules.registry import Rule, arities
 
 
@@ -54,16 +55,49 @@ def primal_stmt(cx: Context, s: gast.stmt) -> gast.stmt:
     value = s.value
     if isinstance(value, gast.Lambda):
         bind_globals(cx, value)
+    if _int_power_of_float_kind(cx, s):
+        new = copy.copy(s)
+        new.value = call("rt.int_pow", value.left, value.right)
+        return new
     if not isinstance(value, gast.Call):
         return s
     if get_anno(value, "callee") is runtime.appended:  # Numba types List() by its appends
         items, item = value.args
+        item = _as_item(cx, cx.kinds.get(items.id), item)
         node = gast.Expr(value=gast.Call(func=gast.Attribute(
             value=load(items.id), attr="append", ctx=gast.Load()), args=[item], keywords=[]))
         return copy_annos(s, node)
     new = copy.copy(s)
     new.value = primal_value(cx, value, s)
     return new
+
+
+def _as_item(cx: Context, items: Any, item: gast.expr) -> gast.expr:
+    """``item`` converted to the kind of the list's items, the join of every appended
+    kind (bool < int < float): Numba types a list by its first append, so a list of
+    bools then floats would turn 2.4 into True."""
+    element = items.element if isinstance(items, ListKind) else None
+    kind = cx.kind(item)
+    if element == "float" and kind in ("int", "bool"):
+        return call("rt.number_as_float", item)
+    if element == "int" and kind == "bool":
+        return call("rt.number_as_int", item)
+    if isinstance(element, ArrayKind) and element.floating and isinstance(kind, ArrayKind) \
+            and not kind.floating:
+        return call("rt.astype_float", item)
+    return item
+
+
+def _int_power_of_float_kind(cx: Context, s: gast.stmt) -> bool:
+    """``t = a ** b`` of ints where ``t`` is a float (the exponent is not a constant >= 0):
+    Python gives ``2 ** -1 == 0.5``, Numba's int64 power 0, so it goes through
+    ``rt.int_pow``."""
+    value = s.value
+    if not (isinstance(value, gast.BinOp) and isinstance(value.op, gast.Pow)
+            and isinstance(s, gast.Assign) and isinstance(s.targets[0], gast.Name)):
+        return False
+    ints = all(cx.kind(side) in ("int", "bool") for side in (value.left, value.right))
+    return ints and cx.kinds.get(s.targets[0].id) == "float"
 
 
 def primal_value(cx: Context, value: gast.Call, s: gast.stmt) -> gast.expr:
@@ -238,13 +272,18 @@ def call_custom(cx: Context, s: gast.Assign, target: str, prim: Primitive, where
     rev = [cx.header()] + p + head + [
         assign(grads, gast.Call(func=pullback_fn, args=args + [g] + after, keywords=[]),
                 cx.line)]
-    positions = custom.positions(len(prim.operands))
-    for k, pos in enumerate(positions):
-        atom = prim.operands[pos]
-        if cx.active(atom):
-            part = load(grads) if len(positions) == 1 else subscript_of(load(grads), k)
-            rev += cx.accumulate(atom.id, cx.kind(atom), part)
-    return [fwd_call] + f, rev + cx.reset(target, prim)
+    inputs = [prim.operands[pos] for pos in custom.positions(len(prim.operands))]
+    kept_fwd: list[gast.stmt] = []
+
+    def kept(atom: gast.expr, reference: bool = False) -> gast.expr:
+        fk, pk, e = saving.save(cx, atom, where, reference)
+        kept_fwd.extend(fk)
+        rev[1:1] = pk  # after the header
+        return e
+
+    label = repr(getattr(prim.callee, "__name__", "the function"))
+    rev += given_contributions(cx, grads, inputs, label, kept)
+    return [fwd_call] + f + kept_fwd, rev + cx.reset(target, prim)
 
 
 def _linkable_split(cx: Context, prim: Primitive) -> Any:

@@ -26,10 +26,11 @@ from s2s_ad.compiler.kernel_ops import kernel_name
 from s2s_ad.compiler.primitives import Primitive
 from s2s_ad.compiler.reverse import arrays, saving
 from s2s_ad.compiler.reverse.context import Context, Where
-from s2s_ad.compiler.syntax.builders import assign, load, subscript_of, tuple_of
+from s2s_ad.compiler.syntax.builders import assign, call, const, load, subscript_of, tuple_of
 from s2s_ad.errors import NonDifferentiableError
 from s2s_ad.kernels.gradients import Gradient, gradient_of
 from s2s_ad.kernels.registry import backends_of, kernel_op
+from s2s_ad.kinds import ArrayKind
 
 
 def _name(cx: Context, call: gast.Call) -> str:
@@ -78,6 +79,35 @@ def _gradient(cx: Context, call: gast.Call, name: str) -> Gradient:
     return grad
 
 
+def _checkable(cx: Context, atom: gast.expr) -> bool:
+    """Whether the cotangent given for ``atom`` is checked (a number or an array input;
+    tuples and structures pass as they are)."""
+    kind = cx.kind(atom)
+    return isinstance(kind, ArrayKind) or kind == "float"
+
+
+def given_contributions(cx: Context, grads: str, inputs: list[gast.expr], label: str,
+                        kept) -> list[gast.stmt]:
+    """``d_input += cotangent`` for each active input, from ``grads``, what a registered
+    gradient or derivative returned: one cotangent per input as a tuple or list (for one
+    input also the cotangent itself), ``None`` for none; the count and each cotangent's
+    shape are checked at run time (``rt.given_cotangents``, ``rt.given_cotangent``), an
+    error naming ``label``.  ``kept(atom, reference)`` saves an input for the pullback."""
+    out: list[gast.stmt] = []
+    checked = len(inputs) > 1 or all(_checkable(cx, a) for a in inputs)
+    if checked:
+        out.append(assign(grads, call("rt.given_cotangents", load(grads), const(len(inputs)),
+                                      const(label)), cx.line))
+    for pos, atom in enumerate(inputs):
+        if not cx.active(atom):
+            continue
+        part = subscript_of(load(grads), pos) if checked else load(grads)
+        if _checkable(cx, atom):
+            part = call("rt.given_cotangent", part, kept(atom, True), const(label), const(pos))
+        out += cx.accumulate(atom.id, cx.kind(atom), part)
+    return out
+
+
 def call_kernel(cx: Context, s: gast.Assign, target: str, prim: Primitive, where: Where):
     """Forward and adjoint statements of ``target = run_kernel(name, *inputs, **attrs)``."""
     call = s.value
@@ -91,8 +121,8 @@ def call_kernel(cx: Context, s: gast.Assign, target: str, prim: Primitive, where
     fwd: list[gast.stmt] = []
     pops: list[gast.stmt] = []
 
-    def kept(atom: gast.expr) -> gast.expr:
-        f, p, e = saving.save(cx, atom, where)
+    def kept(atom: gast.expr, reference: bool = False) -> gast.expr:
+        f, p, e = saving.save(cx, atom, where, reference)
         fwd.extend(f)
         pops[:0] = p
         return e
@@ -109,11 +139,8 @@ def call_kernel(cx: Context, s: gast.Assign, target: str, prim: Primitive, where
     grads = cx.namer.fresh(f"{target}_cotangents")
     grad_fn = _bind(cx, grad.grad_fn, f"{name}_gradient_{grad.fingerprint()}")
     grad_call = gast.Call(func=load(grad_fn), args=[g, tuple_of(saved)], keywords=attrs)
-    contributions = [assign(grads, grad_call, cx.line)]
-    for pos, atom in enumerate(inputs):
-        if cx.active(atom):
-            part = load(grads) if len(inputs) == 1 else subscript_of(load(grads), pos)
-            contributions += cx.accumulate(atom.id, cx.kind(atom), part)
+    contributions = [assign(grads, grad_call, cx.line)] + given_contributions(
+        cx, grads, inputs, f"kernel {name!r}", kept)
     # an array cotangent no use reached is still empty: the gradient must not read it
     contributions = arrays.guard(cx, target, g, contributions)
     return fwd + [forward] + after, [cx.header()] + pops + head + contributions + cx.reset(
