@@ -37,6 +37,7 @@ from s2s_ad.kinds import Kind, carries_derivative
 
 SEQUENCE_TAKERS = (np.array, np.asarray, np.concatenate, np.stack, np.vstack, np.hstack,
                    np.column_stack, np.einsum)
+SHAPE_TAKERS = (np.zeros, np.ones, np.empty, np.full)  # np.zeros(()): a 0-d array
 
 
 def arrays_for_tuples(fdef: gast.FunctionDef, kinds: dict[str, Kind], namer: Namer) -> set[str]:
@@ -76,4 +77,4 @@ def _converts(call: gast.expr | None, kinds: dict) -> bool:
     kind = kinds.get(call.args[0].id)
     return (isinstance(kind, tuple) and (carries_derivative(kind) or kind == ())
             and (getattr(callee, "__module__", None) or "").startswith("numpy")
-            and not any(callee is s for s in SEQUENCE_TAKERS))
+            and not any(callee is s for s in SEQUENCE_TAKERS + SHAPE_TAKERS))

@@ -1,0 +1,121 @@
+"""Issue 20, items 5, 6, 14 and 16: indexing and list readings that came out wrong.
+
+Each function runs on the Python and the Numba path (``check_grads``: central
+finite differences and the dot-product identity); refusals are checked for their
+text and line.
+
+- item 6: a list display used as an index is NumPy fancy indexing (an index array),
+  never the tuple index ``x[0, 1]``; repeated positions add up in the adjoint.
+- item 16: 0-d arrays indexed with ``()`` and arrays indexed with ``...`` (read and
+  written); a write into a 0-d array passed in, or into an array another name views
+  through ``...``, is refused at its line.
+"""
+
+import inspect
+
+import numpy as np
+import pytest
+
+import s2s_ad as ad
+from s2s_ad.testing import check_grads
+
+GRID = np.array([[0.5, -1.0], [2.0, 0.25], [1.5, -0.75]])
+SIGNAL = np.array([0.3, -1.2, 2.5])
+
+
+def _line_of(f, text: str) -> int:
+    """The file line of the first line of ``f`` holding ``text``."""
+    lines, first = inspect.getsourcelines(f)
+    return first + next(i for i, line in enumerate(lines) if text in line)
+
+
+# ---- item 6: a list display as an index --------------------------------------------------
+def rows_by_list(grid):
+    return np.sum(grid[[0, 1]] ** 2) + np.sum(grid[[2, 2, 0]] * 3.0)
+
+
+def repeated_positions(signal):
+    return np.sum(signal[[0, 0]] * signal[[1, 0]])
+
+
+def list_indices_everywhere(grid, signal):
+    picked = np.zeros((4, 2))
+    picked[[3, 0]] = grid[[1, 1]] * 2.0  # a written list index
+    total = np.sum(picked ** 2) + np.sum(grid[[[0, 2], [2, 2]]])  # a 2-d index array
+    for i in range(2):
+        total = total + np.sum(signal[[i, i + 1, 0]] ** 2)  # ints known at run time
+    return total + np.sum(signal[[True, False, True]] * 0.5)  # a mask
+
+
+@pytest.mark.parametrize("f, args", [
+    (rows_by_list, (GRID,)),
+    (repeated_positions, (SIGNAL,)),
+    (list_indices_everywhere, (GRID, SIGNAL)),
+], ids=lambda v: getattr(v, "__name__", ""))
+def test_a_list_index_is_an_index_array(f, args):
+    check_grads(f, *args)
+
+
+def test_a_list_index_reads_rows_as_numpy_does():
+    """The forward value itself was wrong: ``grid[[0, 1]]`` read ``grid[0, 1]``."""
+    assert ad.differentiable(rows_by_list, jit=False)(GRID) == pytest.approx(rows_by_list(GRID))
+
+
+def float_list_index(grid):
+    return np.sum(grid[[0.0, 1]])
+
+
+def test_a_list_index_of_floats_is_refused_at_its_line():
+    line = _line_of(float_list_index, "return")
+    with pytest.raises(ad.NonDifferentiableError, match=f":{line}:.*must hold integers"):
+        ad.gradient(float_list_index)(GRID)
+
+
+# ---- item 16: a[()] and a[...] -------------------------------------------------------------
+def zero_d_accumulator(rate):
+    total = np.zeros(())
+    total[()] = rate * rate
+    total[...] = total[()] * 3.0 + rate
+    return total[()] * 2.0 + np.sum(total)
+
+
+def zero_d_argument(level, rate):
+    return level[()] * rate + level[()] ** 2
+
+
+def ellipsis_reads_and_writes(grid, rate):
+    scaled = np.zeros((3, 2))
+    scaled[...] = grid * rate
+    scaled[..., 0] = grid[..., 1] ** 2
+    return np.sum(scaled ** 2) + np.sum(grid[...][..., 0] * scaled[..., 1])
+
+
+@pytest.mark.parametrize("f, args", [
+    (zero_d_accumulator, (0.7,)),
+    (zero_d_argument, (np.array(1.5), 0.7)),
+    (ellipsis_reads_and_writes, (GRID, 0.7)),
+], ids=lambda v: getattr(v, "__name__", ""))
+def test_empty_tuple_and_ellipsis_indices(f, args):
+    check_grads(f, *args)
+
+
+def written_zero_d_argument(level, rate):
+    level[()] = rate
+    return rate * 2.0
+
+
+def written_under_a_view(rate):
+    total = np.zeros(())
+    seen = total[...]
+    total[()] = rate
+    return seen * 2.0
+
+
+@pytest.mark.parametrize("f, args, message", [
+    (written_zero_d_argument, (np.array(1.5), 0.7), "a 0-d array passed in"),
+    (written_under_a_view, (0.7,), "while 'seen' views or aliases it"),
+], ids=lambda v: getattr(v, "__name__", ""))
+def test_writes_python_would_see_elsewhere_are_refused(f, args, message):
+    line = _line_of(f, "] = rate")
+    with pytest.raises(ad.NonDifferentiableError, match=f":{line}:.*{message}"):
+        ad.gradient(f)(*args)
