@@ -6,6 +6,9 @@ text and line.
 
 - item 6: a list display used as an index is NumPy fancy indexing (an index array),
   never the tuple index ``x[0, 1]``; repeated positions add up in the adjoint.
+- item 14: an operand of np.concatenate, the stacks or np.array written as a list
+  display is an array, as NumPy converts it; ragged operands and operands of
+  different ranks are refused at their line.
 - item 16: 0-d arrays indexed with ``()`` and arrays indexed with ``...`` (read and
   written); a write into a 0-d array passed in, or into an array another name views
   through ``...``, is refused at its line.
@@ -119,3 +122,34 @@ def test_writes_python_would_see_elsewhere_are_refused(f, args, message):
     line = _line_of(f, "] = rate")
     with pytest.raises(ad.NonDifferentiableError, match=f":{line}:.*{message}"):
         ad.gradient(f)(*args)
+
+
+# ---- item 14: list displays as operands of np.concatenate, the stacks, np.array ----------
+def operands_as_lists(signal, rate):
+    joined = np.concatenate([signal, [rate, 2.0 * rate]])
+    rows = np.stack([signal, [rate, rate * rate, 1.0]]) + np.vstack([signal, [rate, 0.5, 2.0]])
+    wide = np.hstack([signal, [rate]]) + np.concatenate([[rate], [rate * rate, 3.0, 1.0]])
+    table = np.array([signal, [rate, 2.0, rate]]) + np.column_stack([signal, [rate, 1.0, 0.0]]).T
+    return np.sum(joined ** 2) + np.sum(rows * table) + np.sum(wide ** 3)
+
+
+def test_list_operands_are_arrays():
+    check_grads(operands_as_lists, SIGNAL, 0.7)
+
+
+def ragged_operand(signal, rate):
+    return np.sum(np.concatenate([signal, [[rate], [2.0 * rate, rate]]]))
+
+
+def operands_of_two_ranks(signal, rate):
+    return np.sum(np.concatenate([signal, [[rate], [2.0 * rate]]]))
+
+
+@pytest.mark.parametrize("f, message", [
+    (ragged_operand, "operand 1 is a ragged list"),
+    (operands_of_two_ranks, "operands must be arrays of one number of dimensions"),
+], ids=lambda v: getattr(v, "__name__", ""))
+def test_operands_numpy_rejects_are_refused_at_their_line(f, message):
+    line = _line_of(f, "return")
+    with pytest.raises(ad.NonDifferentiableError, match=f":{line}:.*{message}"):
+        ad.gradient(f)(SIGNAL, 0.7)
