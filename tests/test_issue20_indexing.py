@@ -4,6 +4,10 @@ Each function runs on the Python and the Numba path (``check_grads``: central
 finite differences and the dot-product identity); refusals are checked for their
 text and line.
 
+- item 5: an array a growing list holds (append stores the array itself), written
+  after it was appended, is refused at the write; writes into an array before it is
+  appended, into a fresh array per append, or into the original after appending a
+  copy, are differentiated.
 - item 6: a list display used as an index is NumPy fancy indexing (an index array),
   never the tuple index ``x[0, 1]``; repeated positions add up in the adjoint.
 - item 14: an operand of np.concatenate, the stacks or np.array written as a list
@@ -30,6 +34,64 @@ def _line_of(f, text: str) -> int:
     """The file line of the first line of ``f`` holding ``text``."""
     lines, first = inspect.getsourcelines(f)
     return first + next(i for i, line in enumerate(lines) if text in line)
+
+
+# ---- item 5: arrays a growing list holds ---------------------------------------------------
+def written_between_appends(rate):
+    state = np.array([rate, rate])
+    history = []
+    history.append(state)
+    state[0] = 2.0 * rate
+    history.append(state)
+    return np.sum(history[0]) + np.sum(history[1])
+
+
+def written_after_the_append(rate):
+    state = np.array([rate, 1.0])
+    history = []
+    history.append(state)
+    state[1] = rate
+    return np.sum(history[0]) * 2.0
+
+
+def one_buffer_in_a_loop(signal):
+    buffer = np.zeros(2)
+    rows = []
+    for i in range(3):
+        buffer[0] = signal[i]
+        rows.append(buffer)
+    return np.sum(np.stack(rows))
+
+
+@pytest.mark.parametrize("f, args", [
+    (written_between_appends, (0.7,)),
+    (written_after_the_append, (0.7,)),
+    (one_buffer_in_a_loop, (SIGNAL,)),
+], ids=lambda v: getattr(v, "__name__", ""))
+def test_a_write_into_an_array_a_list_holds_is_refused(f, args):
+    line = _line_of(f, "] = ")
+    with pytest.raises(ad.NonDifferentiableError, match=f":{line}:.*which the list '"):
+        ad.gradient(f)(*args)
+
+
+def fresh_rows_and_copies(signal, rate):
+    rows = []
+    for i in range(3):
+        row = np.zeros(2)
+        row[0] = signal[i]
+        row[1] = signal[i] * rate
+        rows.append(row)
+    state = signal * 1.0
+    state[2] = rate
+    history = [np.copy(state)]
+    for i in range(2):
+        history.append(np.copy(state))
+        state[i] = state[i] * rate
+    return np.sum(np.stack(rows) ** 2) + np.sum(np.stack(history) ** 2) + np.sum(state)
+
+
+def test_writes_before_appending_or_into_copies_are_differentiated():
+    check_grads(fresh_rows_and_copies, SIGNAL, 0.7)
 
 
 # ---- item 6: a list display as an index --------------------------------------------------

@@ -16,6 +16,7 @@ from s2s_ad.compiler.primitives import Primitive
 from s2s_ad.compiler.reverse import saving
 from s2s_ad.compiler.reverse.aliasing import definitions, is_view, sharing
 from s2s_ad.compiler.reverse.context import Context, Where
+from s2s_ad.compiler.reverse.held import refuse_write_into_held
 from s2s_ad.compiler.syntax.annotations import get_anno, set_anno
 from s2s_ad.compiler.syntax.builders import assign, aug_item, call, const, load, substitute
 from s2s_ad.errors import NonDifferentiableError
@@ -103,6 +104,7 @@ def write_item(cx: Context, s: gast.Assign, where: Where) -> tuple[list, list]:
             f"writing into '{name}' through a {chosen.ndim}-d index array is not "
             "differentiable yet", cx.norm.parsed.location(s),
             "index with a 1-d integer array or a boolean mask")
+    refuse_write_into_held(cx, s)
     if name in cx.scratch:
         return write_scratch(cx, s, where)
     check_writable(cx, name, s)
