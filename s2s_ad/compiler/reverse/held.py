@@ -25,6 +25,8 @@ from s2s_ad.kinds import ArrayKind, ListKind
 
 def refuse_write_into_held(cx: Context, s: gast.Assign) -> None:
     """Raise if the item write ``s`` may change an array a growing list holds."""
+    if not any(isinstance(k, ListKind) and _holds_array(k.element) for k in cx.kinds.values()):
+        return  # no list holds arrays
     found: dict[int, str] = {}
     _block(cx, cx.norm.node.body, {}, found)
     if id(s) in found:
