@@ -79,9 +79,9 @@ class _Kinds:
             return None if None in kinds else tuple(kinds)
         if prim.what == "index":
             base = kinds[0]
+            if isinstance(base, tuple | ListKind) and isinstance(self.atom(op.slice), ArrayKind):
+                return "unknown"  # t[[0, 1]] of a tuple or list: Python's TypeError
             if isinstance(base, tuple):
-                if isinstance(self.atom(op.slice), ArrayKind):
-                    return "unknown"  # t[[0, 1]]: Python's TypeError
                 return tuple_item_kind(base, op.slice)
             if isinstance(base, ArrayKind):
                 return indexed(base, op.slice, self.atom)
