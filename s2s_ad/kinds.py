@@ -163,19 +163,24 @@ def indexed(base: ArrayKind, index: Any, kind_of: Any) -> Kind | None:
         ndim = base.ndim - chosen.ndim + 1 if chosen.boolean else base.ndim - 1 + chosen.ndim
         return ArrayKind(ndim, base.floating, base.boolean)
     ndim = base.ndim
+    ellipsis = any(isinstance(p, gast.Constant) and p.value is Ellipsis for p in parts)
     for part in parts:
         if isinstance(part, gast.Slice):
             continue
         if isinstance(part, gast.Constant) and part.value is None:
             ndim += 1
             continue
+        if isinstance(part, gast.Constant) and part.value is Ellipsis:
+            continue  # x[...], x[..., 0]: the axes not named
         kind = kind_of(part)
         if kind is None:
             return None
         if kind not in ("int", "bool"):
             return "unknown"  # fancy indexing mixed with other parts
         ndim -= 1
-    return base.element() if ndim == 0 else ArrayKind(ndim, base.floating, base.boolean)
+    if ndim == 0 and not ellipsis:  # with '...', NumPy returns a 0-d array (a view)
+        return base.element()
+    return ArrayKind(ndim, base.floating, base.boolean)
 
 
 def array_index(index: Any, kind_of: Any) -> ArrayKind | None:

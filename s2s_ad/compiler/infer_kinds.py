@@ -79,12 +79,16 @@ class _Kinds:
             return None if None in kinds else tuple(kinds)
         if prim.what == "index":
             base = kinds[0]
+            if isinstance(base, tuple | ListKind) and isinstance(self.atom(op.slice), ArrayKind):
+                return "unknown"  # t[[0, 1]] of a tuple or list: Python's TypeError
             if isinstance(base, tuple):
                 return tuple_item_kind(base, op.slice)
             if isinstance(base, ArrayKind):
                 return indexed(base, op.slice, self.atom)
             if isinstance(base, ListKind):
                 return base.element
+            if base in NUMERIC and _whole(op.slice):
+                return base  # a[()] of a 0-d array argument (which computes as a number)
             return None if base is None else "unknown"
         if isinstance(op, gast.Compare):
             return compared([self.atom(op.left), self.atom(op.comparators[0])])
@@ -200,6 +204,11 @@ class _Kinds:
 
 
 _NOT_STRUCTURAL = object()
+
+
+def _whole(index: gast.expr) -> bool:
+    """Whether ``index`` is ``()``: the one item of a 0-d array."""
+    return isinstance(index, gast.Tuple) and not index.elts
 
 
 def tuple_item_kind(base: tuple, index: gast.expr) -> Kind:

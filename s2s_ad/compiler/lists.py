@@ -22,11 +22,54 @@ def f(x):
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import gast
+import numpy as np
+
+from s2s_ad.compiler.syntax.annotations import set_anno
+from s2s_ad.compiler.syntax.builders import load
+from s2s_ad.errors import Location, NonDifferentiableError
 
 # list methods that change the list in place
 MUTATORS = frozenset({"append", "extend", "insert", "pop", "remove", "clear", "sort",
                       "reverse"})
+
+
+def index_arrays(fdef: gast.FunctionDef, locate: Callable[[gast.AST], Location]) -> None:
+    """Turn every list display used as an index (``x[[0, 1]]``, ``x[[i, j], 2]``,
+    ``out[[2, 0]] = v``) into ``np.array(...)`` of it, in place: NumPy reads a list
+    index as an index array (fancy indexing), never as the tuple ``x[0, 1]`` that
+    :func:`freeze_lists` would make of it.  Runs before :func:`freeze_lists`.
+
+    >>> fdef = gast.parse("def f(x):\\n return x[[0, 0]]").body[0]
+    >>> index_arrays(fdef, None)
+    >>> print(gast.unparse(fdef).strip())
+    def f(x):
+        return x[np.array([0, 0])]
+    """
+    for node in gast.walk(fdef):
+        if not isinstance(node, gast.Subscript):
+            continue
+        if isinstance(node.slice, gast.List):
+            node.slice = _index_array(node.slice, locate)
+        elif isinstance(node.slice, gast.Tuple):
+            node.slice.elts = [_index_array(e, locate) if isinstance(e, gast.List) else e
+                               for e in node.slice.elts]
+
+
+def _index_array(display: gast.List, locate: Callable[[gast.AST], Location]) -> gast.Call:
+    """``np.array(display)`` for a list display used as an index; an empty display or
+    one holding a float constant (NumPy's IndexError) is refused at its position."""
+    constants = [n.value for n in gast.walk(display) if isinstance(n, gast.Constant)]
+    if not display.elts or any(isinstance(c, float) for c in constants):
+        raise NonDifferentiableError(
+            "a list used as an index must hold integers (an index array) or booleans "
+            "(a mask)", locate(display), "write the positions as ints: x[[0, 2]]")
+    convert = gast.Call(func=gast.Attribute(value=load("np"), attr="array", ctx=gast.Load()),
+                        args=[display], keywords=[])
+    set_anno(convert, "callee", np.array)
+    return gast.copy_location(convert, display)
 
 
 def freeze_lists(fdef: gast.FunctionDef) -> None:

@@ -25,7 +25,7 @@ import gast
 
 from s2s_ad.compiler.dependencies import Cells, Namespace
 from s2s_ad.compiler.ir import ParsedFunction
-from s2s_ad.compiler.lists import freeze_lists, refused_list_change
+from s2s_ad.compiler.lists import freeze_lists, index_arrays, refused_list_change
 from s2s_ad.errors import Location, NonDifferentiableError
 from s2s_ad.rules import lookup
 
@@ -217,6 +217,7 @@ def finish_parse(parsed: ParsedFunction, defaults: tuple = (),
     args.args = ordinary + list(args.kwonlyargs)
     args.posonlyargs, args.kwonlyargs, args.kw_defaults = [], [], []
     args.defaults = []
+    index_arrays(parsed.node, loc)
     freeze_lists(parsed.node)
     check_supported(parsed.node, parsed.filename)
     refused = refused_list_change(parsed.node)

@@ -147,7 +147,7 @@ def _infer_kinds(normal: NormalFunction, arg_kinds: list[Kind], linker: Linker) 
     if _split_rebound(normal, kinds, arguments, callee_kind):
         kinds = infer_kinds(normal.node, env, callee_kind)
     refuse_mixed_structures(normal.node, kinds, callee_kind, normal.parsed.location)
-    converted = arrays_for_tuples(normal.node, kinds, normal.namer)
+    converted = arrays_for_tuples(normal.node, kinds, normal.namer, normal.parsed.location)
     if not converted:
         return kinds
     normal.locals |= converted

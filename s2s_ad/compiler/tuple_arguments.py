@@ -27,34 +27,54 @@ def f(x):
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import gast
 import numpy as np
 
 from s2s_ad.compiler.syntax.annotations import copy_annos, get_anno, set_anno
-from s2s_ad.compiler.syntax.builders import load, store
+from s2s_ad.compiler.syntax.builders import const, load, store
 from s2s_ad.compiler.syntax.names import Namer
-from s2s_ad.kinds import Kind, carries_derivative
+from s2s_ad.errors import Location, NonDifferentiableError
+from s2s_ad.kinds import NUMERIC, ArrayKind, Kind, StructKind, carries_derivative
 
 SEQUENCE_TAKERS = (np.array, np.asarray, np.concatenate, np.stack, np.vstack, np.hstack,
                    np.column_stack, np.einsum)
+SHAPE_TAKERS = (np.zeros, np.ones, np.empty, np.full)  # np.zeros(()): a 0-d array
 
 
-def arrays_for_tuples(fdef: gast.FunctionDef, kinds: dict[str, Kind], namer: Namer) -> set[str]:
+# functions whose operands (the items of their sequence argument) NumPy converts to arrays
+OPERAND_TAKERS = (np.concatenate, np.stack, np.vstack, np.hstack, np.column_stack, np.array,
+                  np.asarray)
+
+Locate = Callable[[gast.AST], Location]
+
+
+def arrays_for_tuples(fdef: gast.FunctionDef, kinds: dict[str, Kind], namer: Namer,
+                      locate: Locate | None = None) -> set[str]:
     """Insert ``t_array = np.array(t)`` before each NumPy call whose first argument is
-    a float-carrying tuple ``t``, and pass ``t_array``; return the new names."""
+    a float-carrying tuple ``t``, and pass ``t_array``; an operand written as a list
+    display (``np.concatenate([v, [x, y]])``) becomes an array the same way (see
+    :func:`_operands_as_arrays`).  Return the new names."""
     fresh: set[str] = set()
-    _block(fdef.body, kinds, namer, fresh)
+    _block(fdef.body, kinds, namer, fresh, locate)
     return fresh
 
 
-def _block(stmts: list[gast.stmt], kinds: dict, namer: Namer, fresh: set[str]) -> None:
+def _block(stmts: list[gast.stmt], kinds: dict, namer: Namer, fresh: set[str],
+           locate: Locate | None) -> None:
     i = 0
     while i < len(stmts):
         stmt = stmts[i]
         for field in ("body", "orelse"):
             if isinstance(getattr(stmt, field, None), list):
-                _block(getattr(stmt, field), kinds, namer, fresh)
+                _block(getattr(stmt, field), kinds, namer, fresh, locate)
         call = stmt.value if isinstance(stmt, gast.Assign) else None
+        before = _operands_as_arrays(stmt, call, kinds, namer, locate)
+        if before:
+            stmts[i:i] = before
+            fresh |= {b.targets[0].id for b in before}
+            i += len(before)
         if _converts(call, kinds):
             name = namer.fresh(f"{call.args[0].id}_array")
             convert = gast.Call(func=gast.Attribute(value=load("np"), attr="array",
@@ -76,4 +96,103 @@ def _converts(call: gast.expr | None, kinds: dict) -> bool:
     kind = kinds.get(call.args[0].id)
     return (isinstance(kind, tuple) and (carries_derivative(kind) or kind == ())
             and (getattr(callee, "__module__", None) or "").startswith("numpy")
-            and not any(callee is s for s in SEQUENCE_TAKERS))
+            and not any(callee is s for s in SEQUENCE_TAKERS + SHAPE_TAKERS))
+
+
+def _operands_as_arrays(stmt: gast.stmt, call: gast.expr | None, kinds: dict, namer: Namer,
+                        locate: Locate | None) -> list[gast.stmt]:
+    """``np.concatenate((v, t))`` with a tuple ``t`` (of numbers, nested) among the
+    operands as ``np.concatenate((v, np.array(t)))``, as NumPy converts each operand:
+    the statements to insert before ``stmt`` (the call is changed in place).  A ragged
+    operand, and operands of ``np.concatenate``/``np.stack`` of different ranks, are
+    refused at the line (NumPy's ValueError)."""
+    if not (isinstance(call, gast.Call) and call.args and isinstance(call.args[0], gast.Name)
+            and any(get_anno(call, "callee") is f for f in OPERAND_TAKERS)):
+        return []
+    sequence = call.args[0].id
+    items = kinds.get(sequence)
+    if not isinstance(items, tuple) or isinstance(items, StructKind):
+        return []
+    callee = get_anno(call, "callee")
+    name = f"np.{callee.__name__}"
+    for k, item in enumerate(items):
+        if _ragged(item):
+            raise _refusal(locate, stmt, f"{name}: operand {k} is a ragged list "
+                           f"(items of different lengths or depths): {item!r}",
+                           "give every row the same number of items")
+    _check_ranks(callee, name, items, locate, stmt)
+    lists = [isinstance(item, tuple) for item in items]
+    arrays = [isinstance(item, ArrayKind) for item in items]
+    if not any(lists) or (callee in (np.array, np.asarray) and not any(arrays)):
+        return []  # no list operand, or numbers in nested lists: np.array's own rule
+    out: list[gast.stmt] = []
+    elts = []
+    for k, item in enumerate(items):
+        part = namer.fresh(f"{sequence}_{k}")
+        out.append(_assign(stmt, part, gast.Subscript(value=load(sequence), slice=const(k),
+                                                      ctx=gast.Load())))
+        if isinstance(item, tuple):
+            array = namer.fresh(f"{part}_array")
+            convert = gast.Call(func=gast.Attribute(value=load("np"), attr="array",
+                                                    ctx=gast.Load()),
+                                args=[load(part)], keywords=[])
+            set_anno(convert, "callee", np.array)
+            out.append(_assign(stmt, array, convert))
+            part = array
+        elts.append(load(part))
+    operands = namer.fresh(f"{sequence}_arrays")
+    out.append(_assign(stmt, operands, gast.Tuple(elts=elts, ctx=gast.Load())))
+    call.args[0] = load(operands)
+    return out
+
+
+def _assign(like: gast.stmt, name: str, value: gast.expr) -> gast.Assign:
+    return copy_annos(like, gast.Assign(targets=[store(name)], value=value, type_comment=None))
+
+
+def _ragged(kind: Kind) -> bool:
+    """Whether ``kind`` is a nesting of tuples of numbers that is not rectangular."""
+    if not isinstance(kind, tuple) or isinstance(kind, StructKind):
+        return False
+    if all(k in NUMERIC for k in kind):
+        return False
+    if all(isinstance(k, tuple) for k in kind):
+        return len({len(k) for k in kind}) > 1 or len({_depth(k) for k in kind}) > 1 or \
+            any(map(_ragged, kind))
+    return any(k in NUMERIC for k in kind)  # numbers beside lists (or arrays)
+
+
+def _depth(kind: Kind) -> int | None:
+    """The rank of the array a (rectangular) operand of ``kind`` makes (None: unknown)."""
+    if isinstance(kind, ArrayKind):
+        return kind.ndim
+    if isinstance(kind, tuple) and not isinstance(kind, StructKind):
+        inner = {_depth(k) for k in kind}
+        return None if len(inner) != 1 or None in inner else 1 + inner.pop()
+    return 0 if kind in NUMERIC else None
+
+
+def _check_ranks(callee, name: str, items: tuple, locate: Locate | None,
+                 stmt: gast.stmt) -> None:
+    """np.concatenate and np.stack need operands of one rank (at least 1 to concatenate)."""
+    if callee not in (np.concatenate, np.stack) or _flattens(callee, stmt.value):
+        return
+    ranks = [_depth(k) for k in items]
+    if None in ranks or not ranks:
+        return
+    if len(set(ranks)) > 1 or (callee is np.concatenate and 0 in ranks):
+        raise _refusal(locate, stmt, f"{name}: its operands must be arrays of one number "
+                       f"of dimensions (at least 1), but they have {ranks}",
+                       "reshape the operands (np.atleast_1d, np.reshape) to one rank")
+
+
+def _flattens(callee, call: gast.Call) -> bool:
+    """``np.concatenate(t, axis=None)``: operands of any rank, flattened."""
+    axis = call.args[1] if len(call.args) > 1 else next(
+        (k.value for k in call.keywords if k.arg == "axis"), None)
+    return callee is np.concatenate and isinstance(axis, gast.Constant) and axis.value is None
+
+
+def _refusal(locate: Locate | None, stmt: gast.stmt, problem: str,
+             hint: str) -> NonDifferentiableError:
+    return NonDifferentiableError(problem, locate(stmt) if locate else None, hint)

@@ -298,6 +298,10 @@ class ExpressionNormalizer:
     def subscript(self, node: gast.Subscript) -> tuple[gast.expr, str]:
         base = self.atom(node.value)
         index = self.index(node.slice)
+        if isinstance(index, gast.Constant) and index.value is Ellipsis:
+            # x[...] is all of x, its memory (a view): the reference itself, which the
+            # aliasing analysis follows as it follows y = x (Numba cannot read x[...])
+            return base, f"{atom_word(base)}_all"
         if isinstance(index, gast.Constant) and isinstance(index.value, int):
             stem = f"{atom_word(base)}_{index.value}"
         else:
@@ -312,7 +316,7 @@ class ExpressionNormalizer:
             return gast.Slice(lower=parts[0], upper=parts[1], step=parts[2])
         if isinstance(node, gast.Tuple):
             return gast.Tuple(elts=[self.index(e) for e in node.elts], ctx=gast.Load())
-        if isinstance(node, gast.Constant) and node.value is None:
+        if isinstance(node, gast.Constant) and (node.value is None or node.value is Ellipsis):
             return node
         value = self.atom(node)
         if isinstance(value, gast.Constant) and not isinstance(value.value, int | str):
@@ -347,14 +351,14 @@ class ExpressionNormalizer:
     def call(self, node: gast.Call) -> tuple[gast.expr, str]:
         func = node.func
         method_name = None
-        if isinstance(func, gast.Attribute) and self._is_array_value(func.value):
+        if get_anno(node, "callee") is not None:  # a call the compiler wrote (np.array)
+            target = get_anno(node, "callee")
+        elif isinstance(func, gast.Attribute) and self._is_array_value(func.value):
             method_name = func.attr
             target, args, keywords = self.method(node)
             method_call = gast.Call(func=func, args=args, keywords=keywords)
             gast.copy_location(method_call, node)
             node = method_call
-        elif get_anno(node, "callee") is not None:  # a call the normalizer wrote
-            target = get_anno(node, "callee")
         elif isinstance(func, gast.Name) and func.id in self.local_fns:
             target: Any = self.local_fns[func.id]
         else:

@@ -16,6 +16,7 @@ from s2s_ad.compiler.primitives import Primitive
 from s2s_ad.compiler.reverse import saving
 from s2s_ad.compiler.reverse.aliasing import definitions, is_view, sharing
 from s2s_ad.compiler.reverse.context import Context, Where
+from s2s_ad.compiler.reverse.held import refuse_write_into_held
 from s2s_ad.compiler.syntax.annotations import get_anno, set_anno
 from s2s_ad.compiler.syntax.builders import assign, aug_item, call, const, load, substitute
 from s2s_ad.errors import NonDifferentiableError
@@ -95,12 +96,15 @@ def write_item(cx: Context, s: gast.Assign, where: Where) -> tuple[list, list]:
     moves ``d_x[index]`` into ``d_v`` and zeroes it."""
     target = s.targets[0]
     name = target.value.id
+    refuse_number_write(cx, name, s)
+    target.slice = _spelled_out(cx.kinds.get(name), target.slice)
     chosen = array_index(target.slice, cx.kind)
     if chosen is not None and not (chosen.boolean or chosen.ndim == 1):
         raise NonDifferentiableError(
             f"writing into '{name}' through a {chosen.ndim}-d index array is not "
             "differentiable yet", cx.norm.parsed.location(s),
             "index with a 1-d integer array or a boolean mask")
+    refuse_write_into_held(cx, s)
     if name in cx.scratch:
         return write_scratch(cx, s, where)
     check_writable(cx, name, s)
@@ -134,6 +138,27 @@ def write_item(cx: Context, s: gast.Assign, where: Where) -> tuple[list, list]:
     if cx.activity.active(name):
         rev += item_adjoint(cx, name, index, s.value, where, fwd, item_kind, target.slice)
     return fwd + [s], rev
+
+
+def refuse_number_write(cx: Context, name: str, s: gast.Assign) -> None:
+    """Refuse ``a[()] = v`` into a value held as a number: a 0-d array argument (which
+    computes as a number, so the caller's array cannot be written) or global."""
+    if cx.kinds.get(name) in NUMERIC:
+        raise NonDifferentiableError(
+            f"writing into '{name}', a 0-d array passed in (held as a number here), is "
+            "not supported", cx.norm.parsed.location(s),
+            f"return the new value instead, or write into a copy: "
+            f"{name} = np.array({name}) before the write")
+
+
+def _spelled_out(kind: Kind, index: gast.expr) -> gast.expr:
+    """``x[...] = v`` as ``x[:, :] = v`` (``x[()]`` for a 0-d array): the same items,
+    in a form whose reads (the overwritten value, the cotangent) Numba compiles."""
+    if not (isinstance(index, gast.Constant) and index.value is Ellipsis
+            and isinstance(kind, ArrayKind) and kind.ndim is not None):
+        return index
+    every = [gast.Slice(lower=None, upper=None, step=None) for _ in range(kind.ndim)]
+    return every[0] if kind.ndim == 1 else gast.Tuple(elts=every, ctx=gast.Load())
 
 
 def read_by_items_only(cx: Context, name: str) -> bool:

@@ -131,7 +131,7 @@ def keep_written(cx: Context) -> tuple[list[gast.stmt], list[gast.stmt]]:
     for name in cx.written:
         final = cx.namer.fresh(f"{name}_final")
         snapshot.append(assign(final, call("np.copy", load(name))))
-        everything = gast.Slice(lower=None, upper=None, step=None)
+        everything = const(Ellipsis)  # a[...]: every item, for a 0-d array too
         put_back.append(gast.Assign(targets=[gast.Subscript(value=load(name), slice=everything,
                                                             ctx=gast.Store())],
                                     value=load(final), type_comment=None))

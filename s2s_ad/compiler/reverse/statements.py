@@ -25,7 +25,7 @@ from s2s_ad.compiler.syntax.builders import (
     tuple_of,
 )
 from s2s_ad.errors import NonDifferentiableError
-from s2s_ad.kinds import ArrayKind, ListKind
+from s2s_ad.kinds import NUMERIC, ArrayKind, ListKind
 
 LIST_ADJOINTS = {runtime.appended: lists.append_item, runtime.list_array: lists.as_array}
 
@@ -103,6 +103,8 @@ def apply_rule(cx: Context, s: gast.Assign, target: str, prim: Primitive, where:
             contributions += cx.accumulate(atom.id, cx.kind(atom), g)
         elif prim.what == "tuple":
             contributions += cx.accumulate(atom.id, cx.kind(atom), subscript_of(g, pos))
+        elif prim.what == "index" and cx.kind(atom) in NUMERIC:  # a[()] of a 0-d array
+            contributions += cx.accumulate(atom.id, cx.kind(atom), g)
         elif prim.what == "index":
             contributions += tuple_item_adjoint(cx, s, atom, g, where, before, pops)
     fwd = before + [calls.primal_stmt(cx, s)] + after
