@@ -9,6 +9,7 @@ the NumPy calls the rule table knows.
 
 from __future__ import annotations
 
+import copy
 import inspect
 import math
 import numbers
@@ -97,16 +98,23 @@ class ExpressionNormalizer:
         if isinstance(value, np.ndarray):
             name = self.global_arrays.get(id(value))
             if name is None:
-                name = self.namer.fresh(node.id if isinstance(node, gast.Name) else node.attr)
+                name = self.namer.fresh(node.id if isinstance(node, gast.Name) else node.attr,
+                                        source=gast.unparse(node).strip())
                 self.global_arrays[id(value)] = name
                 self.externals[name] = value
             return load(name)
         if callable(value) and not isinstance(value, type):
             # a function as a value: a structure's static field (Dense(w, b, np.tanh)); the
             # structures stage refuses any other use at its line
-            name = self.namer.fresh(getattr(value, "__name__", "function"))
+            name = self.namer.fresh(getattr(value, "__name__", "function"),
+                                    source=gast.unparse(node).strip())
             self.externals[name] = value
             return load(name)
+        if isinstance(value, type) and issubclass(value, float | int | bool | np.generic):
+            raise self.error(node, f"the type '{value.__name__}' cannot be used as a value "
+                             "here (a dtype= argument is not supported)",
+                             "leave out dtype= (arrays here are float64) and convert with "
+                             ".astype(...) or np.float32(...) where needed")
         raise self.error(node, f"a {type(value).__name__} cannot be used as a value here",
                          "only numbers, strings and None are read from globals")
 
@@ -116,7 +124,7 @@ class ExpressionNormalizer:
         for name, read in self.hidden.items():
             if read.name == source:
                 return name
-        name = self.namer.fresh(source)
+        name = self.namer.fresh(source, source=source)
         self.hidden[name] = GlobalRead(self.parsed.namespace, source)
         self.temps.add(name)
         return name
@@ -393,8 +401,8 @@ class ExpressionNormalizer:
                 isinstance(fn, types.FunctionType) and (node.keywords or _omits_defaults(fn))):
             params = fn.params if isinstance(target, LocalFunction) else list(
                 inspect.signature(fn).parameters)
-            defaults = fn.defaults if isinstance(target, LocalFunction) else {
-                k: v.default for k, v in inspect.signature(fn).parameters.items()
+            defaults = dict(target.defaults) if isinstance(target, LocalFunction) else {
+                k: const(v.default) for k, v in inspect.signature(fn).parameters.items()
                 if v.default is not inspect.Parameter.empty}
             declared = params[:len(params) - len(target.free)] if isinstance(
                 target, LocalFunction) else params
@@ -408,7 +416,7 @@ class ExpressionNormalizer:
                 if p in given:
                     args.append(self.atom(given[p]))
                 elif p in defaults:
-                    args.append(const(defaults[p]))
+                    args.append(copy.deepcopy(defaults[p]))
                 else:
                     raise self.error(node, f"missing argument '{p}' in call")
             if isinstance(target, LocalFunction):
