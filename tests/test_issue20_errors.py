@@ -121,13 +121,28 @@ def test_local_function_default_value_and_gradient():
 
 
 def repeated_list(x):
-    vals = [x] * 3  # <- repeat
+    vals = [x] * 3
     return vals[0] + vals[1] * vals[2]
 
 
 def repeated_pair(x, y):
-    pair = (x, y) * 2  # <- repeat
-    return pair[0] * pair[3]
+    pair = 2 * (x, np.sin(y))
+    return pair[0] * pair[3] + len(pair)
+
+
+def repeated_variable(x, y):
+    pair = (x, y)
+    twice = pair * 2  # <- repeat
+    return twice[0] * twice[3]
+
+
+def repeated_long(x):
+    return sum([x] * 100)  # <- repeat
+
+
+@pytest.mark.parametrize("fn, args", [(repeated_list, (2.0,)), (repeated_pair, (2.0, 3.0))])
+def test_display_repeated_by_a_literal_int(fn, args):
+    check_grads(fn, *args)
 
 
 def grown_tuple(x):
@@ -157,8 +172,8 @@ def _marked(fn, marker: str) -> tuple[int, int]:
 
 
 @pytest.mark.parametrize("fn, args, marker, message", [
-    (repeated_list, (2.0,), "repeat", r"'\[x\] \* 3' repeats a tuple or list"),
-    (repeated_pair, (2.0, 3.0), "repeat", r"'\(x, y\) \* 2' repeats a tuple or list"),
+    (repeated_variable, (2.0, 3.0), "repeat", r"'pair \* 2' repeats a tuple or list"),
+    (repeated_long, (2.0,), "repeat", r"'\[x\] \* 100' repeats a tuple or list"),
     (grown_tuple, (2.0,), "grow", r"kind of 'acc' cannot be inferred: it holds a tuple of 0"),
     (float32_dtype, (2.0,), "dtype", r"'float32' cannot be used as a value here \(a dtype="),
 ])

@@ -374,8 +374,9 @@ def _unknown_cause(op: gast.expr, prim: Any, operands: list, text: str) -> tuple
     kind."""
     if isinstance(op, gast.BinOp) and isinstance(op.op, gast.Mult) and \
             any(isinstance(k, tuple | ListKind) for k in operands):
-        return (f"'{text}' repeats a tuple or list with '*', which is not supported",
-                "write the items out ((x, x, x)), or build an array (np.full(3, x))")
+        return (f"'{text}' repeats a tuple or list with '*', which is supported only for a "
+                "display repeated by a literal int ((x, y) * 2, up to 64 items)",
+                "write the items out, or build an array: np.full(n, x)")
     if prim.what == "unknown":
         name = getattr(prim.callee, "__qualname__", None) or repr(prim.callee)
         module = getattr(prim.callee, "__module__", None)

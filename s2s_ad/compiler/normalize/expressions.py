@@ -209,6 +209,12 @@ class ExpressionNormalizer:
         return op, stem
 
     def _operation(self, node: gast.expr) -> tuple[gast.expr, str]:
+        repeated = _repeated_display(node)
+        if repeated is not None:  # (x, y) * 2, [x] * 3: the items written out
+            items, times = repeated
+            atoms = [self.atom(e) for e in items]
+            return gast.Tuple(elts=[copy.deepcopy(a) for _ in range(times) for a in atoms],
+                              ctx=gast.Load()), "tup"
         if isinstance(node, gast.BinOp):
             a, b = self.atom(node.left), self.atom(node.right)
             return gast.BinOp(left=a, op=node.op, right=b), _stem(a, op_word(
@@ -425,6 +431,22 @@ class ExpressionNormalizer:
         args = [self.atom(a) for a in node.args]
         keywords = [gast.keyword(arg=k.arg, value=self.atom(k.value)) for k in node.keywords]
         return args, keywords
+
+
+_MAX_REPEATED = 64  # items of a repeated display written out; longer ones are refused
+
+
+def _repeated_display(node: gast.expr) -> tuple[list[gast.expr], int] | None:
+    """(items, times) of a tuple display (or a list display never changed, which parsing
+    made a tuple) repeated by a literal int: ``(x, y) * 2``, ``3 * [x]``."""
+    if not (isinstance(node, gast.BinOp) and isinstance(node.op, gast.Mult)):
+        return None
+    for display, count in ((node.left, node.right), (node.right, node.left)):
+        if isinstance(display, gast.Tuple) and isinstance(count, gast.Constant) and \
+                type(count.value) is int and \
+                0 <= count.value * len(display.elts) <= _MAX_REPEATED:
+            return list(display.elts), count.value
+    return None
 
 
 def _omits_defaults(fn: types.FunctionType) -> bool:
