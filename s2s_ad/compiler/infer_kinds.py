@@ -321,7 +321,9 @@ def refuse_unknown_result(fdef: gast.FunctionDef, kinds: dict[str, Kind],
                           callee_kind: CalleeKind, locate: Any) -> None:
     """A result whose kind holds 'unknown' (generated code could not hold it): a
     :class:`NonDifferentiableError` at the first expression, in program order, where
-    an unknown kind starts, naming the expression and why its kind is unknown."""
+    an unknown kind starts, naming the expression and why its kind is unknown.  A
+    value known only to Python (what a registered derivative returns) is left to the
+    Python path."""
     if not _holds_unknown(result_kind(fdef, kinds)):
         return
     for param in fdef.args.args:
@@ -344,8 +346,10 @@ def refuse_unknown_result(fdef: gast.FunctionDef, kinds: dict[str, Kind],
             continue  # a function value, or unknown because an operand is
         bound = state.op(op)
         if _holds_unknown(bound) or bound is None:
-            problem, hint = _unknown_cause(op, prim, operands, _text(op, locate))
-            raise NonDifferentiableError(problem, locate(op), hint)
+            cause = _unknown_cause(op, prim, operands, _text(op, locate))
+            if cause is None:
+                continue
+            raise NonDifferentiableError(cause[0], locate(op), cause[1])
         other = next((b for b in bindings if b.targets[0].id == name and b is not node
                       and state.op(b.value) != bound), None)
         where = f" and another kind of value at line {other.lineno}" if other else ""
@@ -354,9 +358,6 @@ def refuse_unknown_result(fdef: gast.FunctionDef, kinds: dict[str, Kind],
             f"{_described(bound)} here{where}", locate(node),
             "keep one kind of value per variable: a tuple cannot grow in a loop (append "
             "to a list, or fill a np.zeros array), and a number and a tuple need two names")
-    raise NonDifferentiableError("the kind of the result cannot be inferred",
-                                 locate(fdef.body[-1]),
-                                 "return floats, arrays, or tuples and structures of them")
 
 
 def _assignments(stmts: list[gast.stmt]):
@@ -369,9 +370,10 @@ def _assignments(stmts: list[gast.stmt]):
                 yield from _assignments(block)
 
 
-def _unknown_cause(op: gast.expr, prim: Any, operands: list, text: str) -> tuple[str, str]:
+def _unknown_cause(op: gast.expr, prim: Any, operands: list, text: str
+                   ) -> tuple[str, str] | None:
     """(problem, hint) for an operation ``text`` whose known operands give an unknown
-    kind."""
+    kind; None for one that runs in Python (a registered derivative's value)."""
     if isinstance(op, gast.BinOp) and isinstance(op.op, gast.Mult) and \
             any(isinstance(k, tuple | ListKind) for k in operands):
         return (f"'{text}' repeats a tuple or list with '*', which is supported only for a "
@@ -388,9 +390,11 @@ def _unknown_cause(op: gast.expr, prim: Any, operands: list, text: str) -> tuple
     if isinstance(op, gast.Constant):
         return (f"the constant {op.value!r} ({type(op.value).__name__}) is not supported",
                 "use floats, ints, bools, arrays and tuples of them")
-    described = ", ".join(_described(k) for k in operands)
-    return (f"the kind of '{text}' cannot be inferred from its operands ({described})",
-            "use floats, ints, bools, float arrays and tuples of them")
+    if prim.what == "rule" and all(k is not None for k in operands):
+        described = ", ".join(_described(k) for k in operands)
+        return (f"the kind of '{text}' cannot be inferred from its operands ({described})",
+                "use floats, ints, bools, float arrays and tuples of them")
+    return None
 
 
 def _described(kind: Kind | None) -> str:
