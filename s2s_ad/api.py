@@ -39,7 +39,7 @@ from .compiler.transforms import parsed_function, transform
 from .errors import ArgumentError, IntegerArgumentWarning, JitError, NonDifferentiableError
 from .kinds import kind_of_value
 from .markers import RecomputedFunction, custom_derivative, source_function
-from .structures import leaves, without_cut
+from .structures import in_order_of, leaves, without_cut
 from .tracebacks import add_location_note
 
 JitOption = bool | str
@@ -76,10 +76,8 @@ class DifferentiableFunction:
         self._arity = -1
         try:
             parsed = parsed_function(source_function(fn))
-        except NonDifferentiableError as exc:
-            if not _defer_errors:
-                raise
-            self.error = exc
+        except NonDifferentiableError as exc:  # raised at the first call, so that the
+            self.error = exc                   # module defining the function imports
             return
         self._arity = len(parsed.params)
         if self.wrt is not None:
@@ -134,9 +132,9 @@ class DifferentiableFunction:
             raise TypeError(f"{self.__name__}() takes {len(params)} arguments but "
                             f"{len(args)} were given")
         for name, a in zip(params, args, strict=True):
-            if isinstance(a, np.ndarray) and a.dtype.kind not in "fiub":
-                raise ArgumentError(f"argument '{name}' of {self.__name__} is an array of "
-                                    f"dtype {a.dtype}; only numeric arrays are supported")
+            problem = _unsupported(a)
+            if problem:
+                raise ArgumentError(f"argument '{name}' of {self.__name__} is {problem}")
         if self.wrt is None:
             return [i for i, a in enumerate(args)
                     if is_differentiable_value(a) and i not in defaulted]
@@ -215,6 +213,19 @@ class DifferentiableFunction:
         return t, fn, passed_globals(t, values)
 
 
+def _unsupported(value: Any) -> str:
+    """What is wrong with an argument value generated code cannot take ('' if nothing)."""
+    if isinstance(value, np.ndarray) and value.dtype.kind not in "fiub":
+        return f"an array of dtype {value.dtype}; only real numeric arrays are supported"
+    if isinstance(value, complex | np.complexfloating):
+        return f"a complex number ({value!r}); only real numbers are supported"
+    if isinstance(value, list):
+        return "a list; pass a NumPy array (np.asarray(...)) or a tuple"
+    if isinstance(value, tuple):
+        return next((f"a tuple holding {p}" for p in map(_unsupported, value) if p), "")
+    return ""
+
+
 def _running(t: Transform, fn: Callable, *args: Any) -> Any:
     """``fn(*args)``; an exception it raises gets a note naming the user's line."""
     try:
@@ -234,7 +245,9 @@ _defer_errors = False
 
 @contextlib.contextmanager
 def deferred_errors() -> Iterator[None]:
-    """Within this block, ``@differentiable`` records refusals instead of raising.
+    """Within this block, ``@differentiable`` records a ``wrt`` naming no parameter
+    instead of raising (a refused construct is always recorded at decoration and
+    raised at the first call, so its module imports).
 
     Tools that import user files to inspect them (``s2s-ad check``) use it so
     one bad function does not stop the import of the rest.
@@ -292,39 +305,62 @@ def _grads(t: Transform, raw: tuple, args: tuple) -> Any:
 
 
 def _check_integers(df: DifferentiableFunction, t: Transform, args: tuple) -> None:
-    """Integer arguments are never differentiated: an error when that leaves
-    nothing to differentiate, else a warning (once per argument types)."""
+    """Integer arguments (ints and int arrays) are never differentiated: an error when
+    that leaves nothing to differentiate, else a warning (once per argument types)."""
     if df.wrt is not None or t in _checked:
         return
     params = t.parsed.params
-    ints = [f"{p}={a!r}" for p, a in zip(params, args, strict=True)
-            if isinstance(a, int | np.integer) and not isinstance(a, bool | np.bool_)]
+    ints = [i for i, a in enumerate(args) if _is_integer(a)]
     if t.wrt_positions:  # only those that would carry a derivative as floats
-        ints = [i for i in ints if _would_carry(df, args, params.index(i.split("=")[0]))]
+        ints = [i for i in ints if _would_carry(df, args, i)]
     if not ints:
         _checked.add(t)
         return
-    what = ", ".join(ints)
-    name, value = ints[0].split("=")
-    hint = f"pass floats to differentiate them ({name}={float(value)!r})"
+    what = ", ".join(_integer_text(params[i], args[i]) for i in ints)
+    hint = f"pass floats to differentiate them ({_as_float_text(params[ints[0]], args[ints[0]])})"
+    one = len(ints) == 1
     if not t.wrt_positions:
         raise ArgumentError(f"{df.__name__}: no argument is differentiated: {what} "
-                            f"{'is an int' if len(ints) == 1 else 'are ints'}, and ints "
+                            f"{_int_word(args[ints[0]]) if one else 'are ints'}, and ints "
                             f"never are; {hint}")
     _checked.add(t)  # warned once; an error above is raised at every call
-    warnings.warn(f"{df.__name__}: the int argument{'s' * (len(ints) > 1)} {what} "
-                  f"{'is' if len(ints) == 1 else 'are'} not differentiated; {hint}",
+    warnings.warn(f"{df.__name__}: the int argument{'s' * (not one)} {what} "
+                  f"{'is' if one else 'are'} not differentiated; {hint}",
                   IntegerArgumentWarning, stacklevel=3)
 
 
 _checked: set = set()
 
 
+def _is_integer(value: Any) -> bool:
+    """An int, or an array of ints (bools are not counted: they are not numbers meant)."""
+    if isinstance(value, np.ndarray):
+        return value.dtype.kind in "iu"
+    return isinstance(value, int | np.integer) and not isinstance(value, bool | np.bool_)
+
+
+def _int_word(value: Any) -> str:
+    return "holds ints" if isinstance(value, np.ndarray) else "is an int"
+
+
+def _integer_text(name: str, value: Any) -> str:
+    if isinstance(value, np.ndarray):
+        return f"{name} (an array of dtype {value.dtype})"
+    return f"{name}={value!r}"
+
+
+def _as_float_text(name: str, value: Any) -> str:
+    if isinstance(value, np.ndarray):
+        return f"{name}.astype(float)"
+    return f"{name}={float(value)!r}"
+
+
 def _would_carry(df: DifferentiableFunction, args: tuple, position: int) -> bool:
     """Whether the int argument at ``position`` would have a derivative that is not
     always zero were it a float (not a loop bound, an index or a count)."""
     kinds = [kind_of_value(a) for a in args]
-    kinds[position] = "float"
+    kinds[position] = kind_of_value(np.asarray(args[position], dtype=float)) \
+        if isinstance(args[position], np.ndarray) else "float"
     try:
         t = transform(df.fn, kinds, [position])
     except (NonDifferentiableError, TypeError, ValueError):
@@ -404,6 +440,7 @@ def value_with_pullback(f: Callable, *args: Any, wrt: Wrt = None,
     compiled: list[Callable] = []
 
     def pullback_of(cotangent: Any) -> Any:
+        cotangent = in_order_of(value, cotangent)  # a dict's cotangent matched by key
         check_cotangent(df.__name__, value, cotangent)
         if isinstance(cotangent, int | float | np.number):
             cotangent = float(cotangent)

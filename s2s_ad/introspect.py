@@ -92,11 +92,12 @@ def _example_args(df: DifferentiableFunction) -> tuple:
     return tuple(out)
 
 
-def diagnose(f: Callable, *args: Any) -> list[Diagnostic]:
+def diagnose(f: Callable, *args: Any, **kwargs: Any) -> list[Diagnostic]:
     """Zero-derivative warnings and refusals of ``f``, without running it.
 
     Without example ``args`` every parameter is taken to be a float (or its
-    default value).  Returns an empty list for a clean function.
+    default value); with them, any call ``f`` accepts (keywords, defaults).
+    Returns an empty list for a clean function.
 
     >>> diagnose(lambda x, y: x * 2.0)
     [Diagnostic(path='...', line=1, col=..., severity='warning', message="parameter 'y' ...")]
@@ -106,9 +107,10 @@ def diagnose(f: Callable, *args: Any) -> list[Diagnostic]:
         df = df or DifferentiableFunction(f)
         if df.error is not None:
             raise df.error
-        example = args or _example_args(df)
+        example, defaulted = df.bind(args, kwargs) if args or kwargs \
+            else (_example_args(df), frozenset())
         t = transform(df.fn, [kind_of_value(a) for a in example],
-                      df.wrt_positions(example))
+                      df.wrt_positions(example, defaulted))
     except NonDifferentiableError as exc:
         loc = exc.location
         if loc is None:
@@ -122,26 +124,32 @@ def diagnose(f: Callable, *args: Any) -> list[Diagnostic]:
             for z in t.zero_derivatives]
 
 
-def _transform_for(f: Callable, args: tuple) -> tuple[DifferentiableFunction, Transform]:
+def _transform_for(f: Callable, args: tuple, kwargs: dict
+                   ) -> tuple[DifferentiableFunction, Transform, tuple]:
+    """(the function, its transform, the call's arguments one per parameter); any call
+    ``f`` accepts (keywords, defaults) is accepted."""
     df = as_differentiable(f)
-    if args:
-        return df, df.prepare(args)
+    if args or kwargs:
+        if df.error is not None:
+            raise df.error
+        args, defaulted = df.bind(args, kwargs)
+        return df, df.prepare(args, defaulted), args
     if df.last is None:  # not run yet: arguments typed from annotations, floats otherwise
-        return df, df.prepare(_example_args(df))
-    return df, df.last
+        return df, df.prepare(_example_args(df)), ()
+    return df, df.last, ()
 
 
-def source(f: Callable, *args: Any, stage: str = "module") -> str:
+def source(f: Callable, *args: Any, stage: str = "module", **kwargs: Any) -> str:
     """The generated Python source of ``f`` (for example arguments ``args``).
 
     ``stage`` picks one pipeline stage: parse, anf, forward, pullback, fused or
     module (the default: the whole generated module).
     """
-    _, t = _transform_for(f, args)
+    _, t, _ = _transform_for(f, args, kwargs)
     return stage_source(t, stage)
 
 
-def explain(f: Callable, *args: Any, memory: bool = False) -> Explanation:
+def explain(f: Callable, *args: Any, memory: bool = False, **kwargs: Any) -> Explanation:
     """Which path (Numba or Python) runs ``f``'s gradient, and why.
 
     With example ``args`` it compiles (without running) the fused
@@ -160,7 +168,7 @@ def explain(f: Callable, *args: Any, memory: bool = False) -> Explanation:
     >>> print(explain(f, 0.5, 100, memory=True).memory)  # 100 floats, 2 counters
     tape: 816 bytes kept for the pullback; the pullback reads 816 bytes of them (1.00x)
     """
-    df, t = _transform_for(f, args)
+    df, t, args = _transform_for(f, args, kwargs)
     scalar = t.result_kind in ("float", "int", "bool")
     hot = (t.generated.fused if scalar else t.generated.forward).name
     if args or not df.status:

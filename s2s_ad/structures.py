@@ -144,6 +144,28 @@ def _construct(cls: Any, values: list, names: list[str]) -> Any:
     return obj
 
 
+def in_order_of(value: Any, other: Any) -> Any:
+    """``other`` (a tangent or cotangent of ``value``) with the keys of each dict in
+    it in the order of ``value``'s, so leaves are matched by key, not by position;
+    anything not shaped like ``value`` is returned as it is (for the caller to refuse).
+
+    >>> in_order_of({"w": 1.0, "b": 2.0}, {"b": 0.5, "w": 0.25})
+    {'w': 0.25, 'b': 0.5}
+    """
+    if type(value) is dict and type(other) is dict:
+        if value.keys() != other.keys():
+            return other
+        return {k: in_order_of(value[k], other[k]) for k in value}
+    if isinstance(value, tuple) and type(other) is type(value) and len(other) == len(value):
+        items = [in_order_of(v, o) for v, o in zip(value, other, strict=True)]
+        return type(other)(*items) if hasattr(type(other), "_fields") else tuple(items)
+    if dataclasses.is_dataclass(value) and type(other) is type(value):
+        names = [f.name for f in dataclasses.fields(value)]
+        return _construct(type(other), [in_order_of(getattr(value, n), getattr(other, n))
+                                        for n in names], names)
+    return other
+
+
 def map_leaves(fn: Any, value: Any, *others: Any) -> Any:
     """``value`` with each float leaf ``v`` replaced by ``fn(v, *leaves of others)``
     (``others`` shaped like ``value``); ints, static fields and fields marked
@@ -154,7 +176,7 @@ def map_leaves(fn: Any, value: Any, *others: Any) -> Any:
     """
     kind = kind_of_value(value)
     flat = leaves(value)
-    other_flats = [leaves(o) for o in others]
+    other_flats = [leaves(in_order_of(value, o)) for o in others]
     return rebuild(kind, _apply(kind, fn, flat, *other_flats), like=value)
 
 

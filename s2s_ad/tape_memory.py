@@ -59,12 +59,25 @@ class TapeMemory:
 
 
 def _leaves(value: Any) -> Iterator[Any]:
-    """The arrays and scalars in a residual structure (tuples, lists), in order."""
-    if isinstance(value, tuple | list):
+    """The arrays and scalars in a residual structure (tuples, lists, and the typed
+    lists compiled code keeps tapes in), in order."""
+    if isinstance(value, tuple | list) or _is_typed_list(value):
         for item in value:
             yield from _leaves(item)
     else:
         yield value
+
+
+def _is_typed_list(value: Any) -> bool:
+    """Whether ``value`` is a Numba typed list (without importing Numba for others)."""
+    cls = type(value)
+    return cls.__name__ == "List" and cls.__module__.startswith("numba.")
+
+
+def _array_key(array: np.ndarray) -> tuple:
+    """The memory an array occupies: the same for each boxing of one array that a
+    typed list hands out when it is iterated."""
+    return array.__array_interface__["data"][0], array.nbytes
 
 
 def _scalar_bytes(value: Any) -> int:
@@ -82,13 +95,13 @@ def _is_argument(array: np.ndarray, arguments: tuple) -> bool:
 def residual_bytes(residuals: Any, arguments: tuple) -> int:
     """Bytes of the arrays (each counted once) and scalars in ``residuals``, leaving
     out arrays that share memory with an array in ``arguments``."""
-    seen: set[int] = set()
+    seen: set[tuple] = set()
     total = 0
     for leaf in _leaves(residuals):
         if isinstance(leaf, np.ndarray):
-            if id(leaf) not in seen and not _is_argument(leaf, arguments):
+            if _array_key(leaf) not in seen and not _is_argument(leaf, arguments):
                 total += leaf.nbytes
-            seen.add(id(leaf))
+            seen.add(_array_key(leaf))
         else:
             total += _scalar_bytes(leaf)
     return total
@@ -96,7 +109,7 @@ def residual_bytes(residuals: Any, arguments: tuple) -> int:
 
 def argument_bytes(residuals: Any, arguments: tuple) -> int:
     """Bytes of the argument arrays that ``residuals`` keeps by reference."""
-    kept = {id(leaf): leaf for leaf in _leaves(residuals)
+    kept = {_array_key(leaf): leaf for leaf in _leaves(residuals)
             if isinstance(leaf, np.ndarray) and _is_argument(leaf, arguments)}
     return sum(a.nbytes for a in kept.values())
 

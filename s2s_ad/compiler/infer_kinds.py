@@ -324,3 +324,100 @@ def result_kind(fdef: gast.FunctionDef, kinds: dict[str, Kind]) -> Kind:
     if isinstance(ret, gast.Constant):
         return kind_of_value(ret.value)
     return kinds.get(ret.id, "unknown")
+
+
+def refuse_unknown_result(fdef: gast.FunctionDef, kinds: dict[str, Kind],
+                          callee_kind: CalleeKind, locate: Any) -> None:
+    """A result whose kind holds 'unknown' (generated code could not hold it): a
+    :class:`NonDifferentiableError` at the first expression, in program order, where
+    an unknown kind starts, naming the expression and why its kind is unknown.  A
+    value known only to Python (what a registered derivative returns) is left to the
+    Python path."""
+    if not _holds_unknown(result_kind(fdef, kinds)):
+        return
+    for param in fdef.args.args:
+        if _holds_unknown(kinds.get(param.id)):
+            raise NonDifferentiableError(
+                f"parameter '{param.id}' is given a value that is not supported (not a "
+                "float, int, bool, real numeric array, or a tuple or structure of them)",
+                locate(param), "pass a NumPy array for a list, and real numbers")
+    state = _Kinds(dict(kinds), callee_kind)
+    bindings = list(_assignments(fdef.body))
+    for node in bindings:
+        name = node.targets[0].id
+        if not _holds_unknown(kinds.get(name)):
+            continue
+        op = node.value
+        prim = classify(op)
+        operands = [state.atom(a) for a in prim.operands]
+        if isinstance(op, gast.Lambda) or (prim.what != "unknown" and
+                                           any(map(_holds_unknown, operands))):
+            continue  # a function value, or unknown because an operand is
+        bound = state.op(op)
+        if _holds_unknown(bound) or bound is None:
+            cause = _unknown_cause(op, prim, operands, _text(op, locate))
+            if cause is None:
+                continue
+            raise NonDifferentiableError(cause[0], locate(op), cause[1])
+        other = next((b for b in bindings if b.targets[0].id == name and b is not node
+                      and state.op(b.value) != bound), None)
+        where = f" and another kind of value at line {other.lineno}" if other else ""
+        raise NonDifferentiableError(
+            f"the kind of '{_text(node.targets[0], locate)}' cannot be inferred: it holds "
+            f"{_described(bound)} here{where}", locate(node),
+            "keep one kind of value per variable: a tuple cannot grow in a loop (append "
+            "to a list, or fill a np.zeros array), and a number and a tuple need two names")
+
+
+def _assignments(stmts: list[gast.stmt]):
+    """The assignments to a name in ``stmts``, in program order (into loops and ifs)."""
+    for s in stmts:
+        if isinstance(s, gast.Assign) and isinstance(s.targets[0], gast.Name):
+            yield s
+        for block in (getattr(s, "body", None), getattr(s, "orelse", None)):
+            if isinstance(block, list) and not isinstance(s, gast.FunctionDef):
+                yield from _assignments(block)
+
+
+def _unknown_cause(op: gast.expr, prim: Any, operands: list, text: str
+                   ) -> tuple[str, str] | None:
+    """(problem, hint) for an operation ``text`` whose known operands give an unknown
+    kind; None for one that runs in Python (a registered derivative's value)."""
+    if isinstance(op, gast.BinOp) and isinstance(op.op, gast.Mult) and \
+            any(isinstance(k, tuple | ListKind) for k in operands):
+        return (f"'{text}' repeats a tuple or list with '*', which is supported only for a "
+                "display repeated by a literal int ((x, y) * 2, up to 64 items)",
+                "write the items out, or build an array: np.full(n, x)")
+    if prim.what == "unknown":
+        name = getattr(prim.callee, "__qualname__", None) or repr(prim.callee)
+        module = getattr(prim.callee, "__module__", None)
+        owner = f" of {module}" if module else ""
+        return (f"'{text}' calls '{name}'{owner}, which has no derivative rule (and is "
+                "not differentiated through): the kind of its result is unknown",
+                "give it a derivative with @ad.derivative(of=...), or wrap the call in "
+                "ad.without_derivative(...) if its value is a constant")
+    if isinstance(op, gast.Constant):
+        return (f"the constant {op.value!r} ({type(op.value).__name__}) is not supported",
+                "use floats, ints, bools, arrays and tuples of them")
+    if prim.what == "rule" and all(k is not None for k in operands):
+        described = ", ".join(_described(k) for k in operands)
+        return (f"the kind of '{text}' cannot be inferred from its operands ({described})",
+                "use floats, ints, bools, float arrays and tuples of them")
+    return None
+
+
+def _described(kind: Kind | None) -> str:
+    if isinstance(kind, tuple) and not isinstance(kind, StructKind):
+        return f"a tuple of {len(kind)} item{'s' * (len(kind) != 1)}"
+    return f"a value of kind {kind!r}"
+
+
+def _text(node: gast.AST, locate: Any) -> str:
+    """The user's source text of ``node`` where its position spans one line, else its
+    generated form."""
+    end = getattr(node, "end_col_offset", None)
+    if end is not None and getattr(node, "end_lineno", None) == getattr(node, "lineno", 0):
+        text = locate(node).source_line()[node.col_offset:end]
+        if text.strip():
+            return text
+    return gast.unparse(node).strip()

@@ -65,8 +65,11 @@ class LocalFunction:
     """A ``def`` or lambda inside a differentiated function, lifted to the top.
 
     Calls pass the free variables it reads from the enclosing function as extra
-    arguments, after the declared ones.
+    arguments, after the declared ones.  ``defaults`` pairs a parameter with the
+    atom (a constant, or a variable set where the ``def`` runs) a call that
+    leaves it out passes.
     """
 
     parsed: ParsedFunction
     free: tuple[str, ...]
+    defaults: tuple[tuple[str, Any], ...] = ()

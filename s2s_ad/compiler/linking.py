@@ -83,7 +83,8 @@ def _python_only_reason(name: str, normal: NormalFunction, kinds: dict[str, Kind
         if why_not is not None and why_not():
             return f"{name} runs {external}, but {why_not()}"
         if why_not is None and callable(obj) and not numba_callable(obj):
-            return f"{name} calls {external}, a Python object Numba cannot call"
+            return (f"{name} calls {getattr(obj, '__qualname__', external)}, a Python "
+                    "object Numba cannot call")
     return ""
 
 

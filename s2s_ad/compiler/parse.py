@@ -98,19 +98,38 @@ def _find_def(tree: gast.Module, code: Any) -> gast.FunctionDef | None:
 
 
 def _find_lambda(tree: gast.Module, code: Any, filename: str) -> gast.Lambda | None:
-    """The lambda of ``code``: on its line, the one whose body spans the code's columns."""
+    """The lambda of ``code``: on its line, with its parameters, the innermost one whose
+    body spans the code's columns (a lambda inside another lambda's body also lies
+    inside the outer one's span)."""
+    names = list(code.co_varnames[:code.co_argcount + code.co_kwonlyargcount])
     candidates = [n for n in gast.walk(tree)
-                  if isinstance(n, gast.Lambda) and n.lineno == code.co_firstlineno]
-    if len(candidates) == 1:
-        return candidates[0]
+                  if isinstance(n, gast.Lambda) and n.lineno == code.co_firstlineno
+                  and _lambda_params(n) == names]
     columns = [(line, col) for line, _, col, end in code.co_positions()
                if line is not None and col is not None and end is not None and end > col]
-    for node in candidates:
-        body = node.body
-        start, end = (body.lineno, body.col_offset), (body.end_lineno, body.end_col_offset)
-        if columns and all(start <= at < end for at in columns):
-            return node
+    spanning = [node for node in candidates if columns and all(
+        _span(node.body)[0] <= at < _span(node.body)[1] for at in columns)]
+    if len(candidates) == 1 and not spanning:
+        return candidates[0]
+    if spanning:
+        return max(spanning, key=lambda node: _span(node.body)[0])  # nested: innermost
+    if len(candidates) > 1:
+        raise NonDifferentiableError(
+            f"{len(candidates)} lambdas with parameters ({', '.join(names)}) on this line: "
+            "cannot tell which one is differentiated",
+            Location(filename, code.co_firstlineno, candidates[0].col_offset + 1),
+            "give the function a name with def, or put the lambda on its own line")
     return None
+
+
+def _lambda_params(node: gast.Lambda) -> list[str]:
+    args = node.args
+    return [a.id for a in list(args.posonlyargs) + list(args.args) + list(args.kwonlyargs)]
+
+
+def _span(node: gast.AST) -> tuple[tuple[int, int], tuple[int, int]]:
+    """(start, end) of ``node`` as (line, column) pairs."""
+    return (node.lineno, node.col_offset), (node.end_lineno, node.end_col_offset)
 
 
 def lambda_to_def(node: gast.Lambda, name: str) -> gast.FunctionDef:

@@ -15,6 +15,7 @@ Parsing is cached per function and the whole run per argument kinds in
 
 from __future__ import annotations
 
+import re
 import warnings
 from dataclasses import dataclass, field
 
@@ -32,6 +33,7 @@ from s2s_ad.compiler.infer_kinds import (
     infer_kinds,
     rebound_names,
     refuse_mixed_structures,
+    refuse_unknown_result,
     result_kind,
 )
 from s2s_ad.compiler.ir import GlobalRead, ParsedFunction
@@ -42,6 +44,7 @@ from s2s_ad.compiler.reverse import Generated, reverse
 from s2s_ad.compiler.reverse.context import Linker
 from s2s_ad.compiler.structure_access import lower_structures
 from s2s_ad.compiler.syntax.builders import loaded_names
+from s2s_ad.compiler.syntax.names import Namer
 from s2s_ad.compiler.tuple_arguments import arrays_for_tuples
 from s2s_ad.errors import NonDifferentiableError, ZeroDerivativeWarning
 from s2s_ad.kinds import Kind, StaticKind, is_structure, kind_of_value
@@ -114,6 +117,14 @@ def run_stages(parsed: ParsedFunction, arg_kinds: list[Kind], wrt_positions: lis
     ``linker(callee, kinds, primal_only)`` transforms a called Python function.
     """
     normal = normalize(parsed)
+    try:
+        return _later_stages(parsed, normal, arg_kinds, wrt_positions, float_dtype, linker)
+    except NonDifferentiableError as exc:
+        raise in_user_names(exc, normal.namer) from None
+
+
+def _later_stages(parsed: ParsedFunction, normal: NormalFunction, arg_kinds: list[Kind],
+                  wrt_positions: list[int], float_dtype: str, linker: Linker) -> Transform:
     kinds = _infer_kinds(normal, arg_kinds, linker)
     wrt = [normal.params[i] for i in wrt_positions]
     activity = analyze_activity(normal.node, wrt, kinds)
@@ -125,6 +136,25 @@ def run_stages(parsed: ParsedFunction, arg_kinds: list[Kind], wrt_positions: lis
     t.structured_globals = any(is_structure(read.value()) for read in t.generated.hidden)
     t.module = load_module(t.name, parsed, normal, kinds, t.generated)
     return t
+
+
+def in_user_names(exc: NonDifferentiableError, namer: Namer) -> NonDifferentiableError:
+    """``exc`` with the generated names in its message that stand for a user's
+    variable (an argument's copy ``v_local``, a version ``x_1``, a global's parameter)
+    replaced by the user's names; once, at the function whose stages raised it."""
+    names = {n: namer.user_name(n) for n in namer.sources}
+    names = {n: u for n, u in names.items() if u != n}
+    if not names or getattr(exc, "in_user_names", False):
+        return exc
+    pattern = re.compile(r"\b(" + "|".join(map(re.escape, sorted(names, key=len, reverse=True)))
+                         + r")\b")
+
+    def fix(text: str) -> str:
+        return pattern.sub(lambda m: names[m.group(1)], text)
+
+    renamed = NonDifferentiableError(fix(exc.problem), exc.location, fix(exc.hint))
+    renamed.in_user_names = True
+    return renamed
 
 
 def _infer_kinds(normal: NormalFunction, arg_kinds: list[Kind], linker: Linker) -> dict[str, Kind]:
@@ -148,10 +178,11 @@ def _infer_kinds(normal: NormalFunction, arg_kinds: list[Kind], linker: Linker) 
         kinds = infer_kinds(normal.node, env, callee_kind)
     refuse_mixed_structures(normal.node, kinds, callee_kind, normal.parsed.location)
     converted = arrays_for_tuples(normal.node, kinds, normal.namer, normal.parsed.location)
-    if not converted:
-        return kinds
-    normal.locals |= converted
-    return infer_kinds(normal.node, env, callee_kind)
+    if converted:
+        normal.locals |= converted
+        kinds = infer_kinds(normal.node, env, callee_kind)
+    refuse_unknown_result(normal.node, kinds, callee_kind, normal.parsed.location)
+    return kinds
 
 
 def _split_rebound(normal: NormalFunction, kinds: dict, arguments: dict,

@@ -51,7 +51,7 @@ from s2s_ad.kinds import (
     is_dynamic,
     kind_of_value,
 )
-from s2s_ad.markers import without_derivative
+from s2s_ad.markers import with_derivative, without_derivative
 
 
 def call_method(obj: Any, name: str, *args: Any, **kwargs: Any) -> Any:
@@ -335,7 +335,7 @@ class _Lowering:
         for a in args:
             if isinstance(a, gast.Name) and a.id in self.statics and callee not in MARKERS:
                 if not (callee is dataclasses.replace or isinstance(callee, type)
-                        or callee is dict):
+                        or callee is dict or (callee is with_derivative and a is args[-1])):
                     raise self.error(value, f"the function held in '{a.id}' can only be called "
                                      "here, not passed on", "call it where it is read")
         if callee in MARKERS and self._arg_kind(args[0]) in (None, "unknown") and \

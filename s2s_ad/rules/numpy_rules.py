@@ -364,6 +364,13 @@ register(np.float64, Rule("np.float64", ("x",), {"x": "g"},
                           else "float",
                           variant=lambda c, k: {"forward": "rt.astype_float(x)"}
                           if isinstance(k["x"], ArrayKind) else {}), nargs=1)
+# np.float32(v): the value rounded to float32 as NumPy does, then computed on in float64
+# (as .astype(np.float32) is)
+register(np.float32, Rule("np.float32", ("x",), {"x": "g"}, forward="float(np.float32(x))",
+                          kind=lambda k, o: ArrayKind(_ndim(k[0])) if isinstance(k[0], ArrayKind)
+                          else "float",
+                          variant=lambda c, k: {"forward": "rt.astype_float(x)"}
+                          if isinstance(k["x"], ArrayKind) else {}), nargs=1)
 
 
 def _grid(kind) -> tuple | None:

@@ -36,7 +36,7 @@ def written_parameters(body: list[gast.stmt], params: list[str]) -> list[str]:
 def localize(body: list[gast.stmt], params: list[str], namer: Namer) -> dict[str, str]:
     """Rename each written parameter in ``body`` (in place) to its local copy's name;
     return ``{parameter: copy}``."""
-    copies = {p: namer.fresh(f"{p}_local") for p in written_parameters(body, params)}
+    copies = {p: namer.fresh(f"{p}_local", source=p) for p in written_parameters(body, params)}
     for node in (n for s in body for n in gast.walk(s)):
         if isinstance(node, gast.Name) and node.id in copies:
             node.id = copies[node.id]

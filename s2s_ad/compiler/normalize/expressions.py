@@ -9,6 +9,7 @@ the NumPy calls the rule table knows.
 
 from __future__ import annotations
 
+import copy
 import inspect
 import math
 import numbers
@@ -102,16 +103,23 @@ class ExpressionNormalizer:
         if isinstance(value, np.ndarray):
             name = self.global_arrays.get(id(value))
             if name is None:
-                name = self.namer.fresh(node.id if isinstance(node, gast.Name) else node.attr)
+                name = self.namer.fresh(node.id if isinstance(node, gast.Name) else node.attr,
+                                        source=gast.unparse(node).strip())
                 self.global_arrays[id(value)] = name
                 self.externals[name] = value
             return load(name)
         if callable(value) and not isinstance(value, type):
             # a function as a value: a structure's static field (Dense(w, b, np.tanh)); the
             # structures stage refuses any other use at its line
-            name = self.namer.fresh(getattr(value, "__name__", "function"))
+            name = self.namer.fresh(getattr(value, "__name__", "function"),
+                                    source=gast.unparse(node).strip())
             self.externals[name] = value
             return load(name)
+        if isinstance(value, type) and issubclass(value, float | int | bool | np.generic):
+            raise self.error(node, f"the type '{value.__name__}' cannot be used as a value "
+                             "here (a dtype= argument is not supported)",
+                             "leave out dtype= (arrays here are float64) and convert with "
+                             ".astype(...) or np.float32(...) where needed")
         raise self.error(node, f"a {type(value).__name__} cannot be used as a value here",
                          "only numbers, strings and None are read from globals")
 
@@ -121,7 +129,7 @@ class ExpressionNormalizer:
         for name, read in self.hidden.items():
             if read.name == source:
                 return name
-        name = self.namer.fresh(source)
+        name = self.namer.fresh(source, source=source)
         self.hidden[name] = GlobalRead(self.parsed.namespace, source)
         self.temps.add(name)
         return name
@@ -206,6 +214,12 @@ class ExpressionNormalizer:
         return op, stem
 
     def _operation(self, node: gast.expr) -> tuple[gast.expr, str]:
+        repeated = _repeated_display(node)
+        if repeated is not None:  # (x, y) * 2, [x] * 3: the items written out
+            items, times = repeated
+            atoms = [self.atom(e) for e in items]
+            return gast.Tuple(elts=[copy.deepcopy(a) for _ in range(times) for a in atoms],
+                              ctx=gast.Load()), "tup"
         if isinstance(node, gast.BinOp):
             a, b = self.atom(node.left), self.atom(node.right)
             return gast.BinOp(left=a, op=node.op, right=b), _stem(a, op_word(
@@ -404,8 +418,8 @@ class ExpressionNormalizer:
                 isinstance(fn, types.FunctionType) and (node.keywords or _omits_defaults(fn))):
             params = fn.params if isinstance(target, LocalFunction) else list(
                 inspect.signature(fn).parameters)
-            defaults = fn.defaults if isinstance(target, LocalFunction) else {
-                k: v.default for k, v in inspect.signature(fn).parameters.items()
+            defaults = dict(target.defaults) if isinstance(target, LocalFunction) else {
+                k: const(v.default) for k, v in inspect.signature(fn).parameters.items()
                 if v.default is not inspect.Parameter.empty}
             declared = params[:len(params) - len(target.free)] if isinstance(
                 target, LocalFunction) else params
@@ -419,7 +433,7 @@ class ExpressionNormalizer:
                 if p in given:
                     args.append(self.atom(given[p]))
                 elif p in defaults:
-                    args.append(const(defaults[p]))
+                    args.append(copy.deepcopy(defaults[p]))
                 else:
                     raise self.error(node, f"missing argument '{p}' in call")
             if isinstance(target, LocalFunction):
@@ -428,6 +442,22 @@ class ExpressionNormalizer:
         args = [self.atom(a) for a in node.args]
         keywords = [gast.keyword(arg=k.arg, value=self.atom(k.value)) for k in node.keywords]
         return args, keywords
+
+
+_MAX_REPEATED = 64  # items of a repeated display written out; longer ones are refused
+
+
+def _repeated_display(node: gast.expr) -> tuple[list[gast.expr], int] | None:
+    """(items, times) of a tuple display (or a list display never changed, which parsing
+    made a tuple) repeated by a literal int: ``(x, y) * 2``, ``3 * [x]``."""
+    if not (isinstance(node, gast.BinOp) and isinstance(node.op, gast.Mult)):
+        return None
+    for display, count in ((node.left, node.right), (node.right, node.left)):
+        if isinstance(display, gast.Tuple) and isinstance(count, gast.Constant) and \
+                type(count.value) is int and \
+                0 <= count.value * len(display.elts) <= _MAX_REPEATED:
+            return list(display.elts), count.value
+    return None
 
 
 def _omits_defaults(fn: types.FunctionType) -> bool:

@@ -348,18 +348,39 @@ class _Normalizer(ListNormalizer):
             kept = copy.deepcopy(fdef)
             kept.name = name
             self.emit(kept, fdef)
-        own = {a.id for a in fdef.args.args} | assigned_names(fdef.body)
+        defaults = self.default_atoms(fdef)
+        args = fdef.args  # keyword-only parameters become plain ones, before the free ones
+        args.args = list(args.posonlyargs) + list(args.args) + list(args.kwonlyargs)
+        args.posonlyargs, args.kwonlyargs, args.kw_defaults, args.defaults = [], [], [], []
+        own = {a.id for a in args.args} | assigned_names(fdef.body)
         free = tuple(sorted((set(loaded_names(fdef)) - own) & (self.locals - set(self.local_fns))))
         extra = [store(v) for v in free]
         for a in extra:
             a.ctx = gast.Param()
-        fdef.args.args = list(fdef.args.args) + extra
+        args.args = args.args + extra
         parsed = ParsedFunction(name=f"{self.parsed.name}_{name}", node=fdef,
                                 filename=self.parsed.filename,
                                 namespace=self.parsed.namespace,
                                 key=(self.parsed.key, fdef.lineno, fdef.col_offset))
         finish_parse(parsed)
-        self.local_fns[name] = LocalFunction(parsed=parsed, free=free)
+        self.local_fns[name] = LocalFunction(parsed=parsed, free=free, defaults=defaults)
+
+    def default_atoms(self, fdef: gast.FunctionDef) -> tuple[tuple[str, gast.expr], ...]:
+        """The default values of a local function's parameters, computed where its
+        ``def`` runs (as Python does): a constant, or a variable set there."""
+        args = fdef.args
+        ordinary = list(args.posonlyargs) + list(args.args)
+        pairs = list(zip([a.id for a in ordinary[len(ordinary) - len(args.defaults):]],
+                         args.defaults, strict=True))
+        pairs += [(a.id, d) for a, d in zip(args.kwonlyargs, args.kw_defaults, strict=True)
+                  if d is not None]
+        out = []
+        for param, expr in pairs:
+            value = self.atom(expr)
+            if isinstance(value, gast.Name):  # fixed now, whatever the variable holds later
+                value = self.temp(value, f"{fdef.name}_{param}", expr)
+            out.append((param, value))
+        return tuple(out)
 
 
 def _value_uses(body: list[gast.stmt], name: str) -> bool:
@@ -383,10 +404,12 @@ def _rename(node: gast.expr, old: str, new: str) -> gast.expr:
     return node
 
 
-def rename_reserved(parsed: ParsedFunction) -> ParsedFunction:
+def rename_reserved(parsed: ParsedFunction, sources: dict[str, str] | None = None
+                    ) -> ParsedFunction:
     """``parsed`` with every variable it binds that generated code reserves
     (``np``, ``rt``, ``len``, ...; see :data:`RESERVED`) renamed apart, so the
-    generated module's own names can never be captured by the user's."""
+    generated module's own names can never be captured by the user's; ``sources``
+    receives ``{new name: user's name}``."""
     node = parsed.node
     bound = {n.id for n in gast.walk(node)
              if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store | gast.Param)}
@@ -396,6 +419,8 @@ def rename_reserved(parsed: ParsedFunction) -> ParsedFunction:
     taken = {n.id for n in gast.walk(node) if isinstance(n, gast.Name)}
     namer = Namer(taken | set(parsed.namespace) | RESERVED)
     mapping = {name: namer.fresh(f"{name}_") for name in clash}
+    if sources is not None:
+        sources.update({new: old for old, new in mapping.items()})
     node = copy.deepcopy(node)
     for n in gast.walk(node):
         if isinstance(n, gast.Name) and n.id in mapping:
@@ -418,8 +443,10 @@ def normalize(parsed: ParsedFunction) -> NormalFunction:
         result = sin_x * y
         return result
     """
-    parsed = rename_reserved(parsed)
+    renamed: dict[str, str] = {}
+    parsed = rename_reserved(parsed, renamed)
     norm = _Normalizer(parsed)
+    norm.namer.sources.update(renamed)
     fdef = parsed.node
     work = gast.FunctionDef(name=fdef.name, args=fdef.args, body=list(fdef.body),
                             decorator_list=[], returns=None, type_comment=None,

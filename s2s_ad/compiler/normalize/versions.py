@@ -68,7 +68,7 @@ class _Splitter:
             if name in splittable:
                 _rename_loads(stmt.value, current)
                 if name in self.bound:
-                    current[name] = self.namer.fresh(name)
+                    current[name] = self.namer.fresh(name, source=name)
                     self.fresh.add(current[name])
                 self.bound.add(name)
                 stmt.targets[0].id = current[name]

@@ -64,17 +64,37 @@ class Namer:
 
     def __init__(self, taken: set[str] | frozenset[str] = frozenset()):
         self.taken: set[str] = set(taken)
+        self.sources: dict[str, str] = {}  # a name standing for a user's variable: its name
 
     def reserve(self, name: str) -> None:
         """Mark ``name`` as used."""
         self.taken.add(name)
 
-    def fresh(self, stem: str) -> str:
-        """A new name based on ``stem``."""
+    def fresh(self, stem: str, source: str | None = None) -> str:
+        """A new name based on ``stem``; ``source`` is the user's name it stands for
+        (a copy or version of a variable), which error messages use (see
+        :meth:`user_name`)."""
         stem = _clean(stem)
         name, k = stem, 0
         while name in self.taken or keyword.iskeyword(name):
             k += 1
             name = f"{stem}_{k}"
         self.taken.add(name)
+        if source is not None:
+            self.sources[name] = source
+        return name
+
+    def user_name(self, name: str) -> str:
+        """The user's name that the generated ``name`` stands for (``name`` itself
+        for the user's own names and for temporaries).
+
+        >>> n = Namer({"v"})
+        >>> copy = n.fresh("v_local", source="v")
+        >>> n.user_name(n.fresh(copy, source=copy)), n.user_name("t")
+        ('v', 't')
+        """
+        seen = set()
+        while name in self.sources and name not in seen:
+            seen.add(name)
+            name = self.sources[name]
         return name
