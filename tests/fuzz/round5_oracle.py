@@ -284,6 +284,7 @@ def _check_harness(ad, program: Round5Program, module) -> Outcome:
         return Outcome("SKIP", "fd", str(exc))
     got, bad = _run(ad, "gradient", lambda: module.run(*program.args))
     if bad:
+        bad.args = program.args
         return _refusal(bad, program)
     if not _close(got, expected[0], RTOL, 1e-6):
         return Outcome("WRONG", "gradient", "run(p) vs finite differences of target",
