@@ -364,12 +364,15 @@ def _alias_write(g: Gen) -> Round5Program:
     fname = g.name(MAIN_NAMES)
     a, b, s = g.name(), g.name(), g.name()
     n = g.choice((3, 4))
-    variant = g.choice(("item", "augmented", "slice", "inplace-op"))
+    variant = g.choice(("item", "augmented", "slice", "shift", "smooth-loop"))
     k = g.rng.randrange(n)
+    # the smoothing loop reads items the loop has already written when a is b
     write = {"item": f"{b}[{k}] = {a}[{(k + 1) % n}] * {s}",
              "augmented": f"{b}[{k}] += {s} * {a}[{(k + 1) % n}]",
              "slice": f"{b}[:] = np.tanh({a}) * {s}",
-             "inplace-op": f"{b} *= {s}"}[variant]
+             "shift": f"{b}[1:] = {a}[:-1] * {s}",
+             "smooth-loop": f"for i in range(1, {n}):\n"
+                            f"        {b}[i] = 0.5 * ({a}[i] + {a}[i - 1]) * {s}"}[variant]
     order = g.choice(("write-first", "read-first"))
     t = g.name()
     lines = [write, f"return np.sum({a} * {b}) + {a}[0] * {s}"]
