@@ -234,8 +234,8 @@ def _check(program: Round5Program, directory: Path, jit: bool, seed: int) -> Out
     import s2s_ad as ad
 
     try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", SyntaxWarning)
+        with warnings.catch_warnings():  # also a registration replacing another
+            warnings.simplefilter("ignore")
             module = load_source(program.source, directory, stem="fuzz_r5")
     except Exception as exc:
         return Outcome("INVALID", "load", f"{type(exc).__name__}: {exc}")

@@ -36,6 +36,7 @@ point directly.
 
 from __future__ import annotations
 
+import dataclasses
 import random
 import textwrap
 from dataclasses import dataclass, field
@@ -546,6 +547,17 @@ def _zero_d(g: Gen) -> Round5Program:
     src = _module(_def(fname, [a, s], lines))
     return Round5Program("zero-d", variant, src, fname, args,
                          refusal_ok=variant == "from-scalar")
+
+
+def without_changes(program: Round5Program) -> Round5Program:
+    """``program`` with nothing changed between calls: the steps' code appended to the
+    source (the final state, decorated after it), no in-place change before the
+    pullback, no aliasing. s2s_ad gets these right without issue 20's fixes, so they
+    check the oracle's expectations (the registrations' factor ``K`` included)."""
+    code = "\n".join(step.code for step in program.steps if step.code)
+    return dataclasses.replace(program, source=program.source + ("\n" + code if code else ""),
+                               steps=[Step(None, program.steps[-1].scale)], mutation=None,
+                               alias={}, alias_total=False)
 
 
 _MAKERS = {"redefine": _redefine, "rebind": _rebind, "register": _register,

@@ -34,7 +34,11 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import oracle  # noqa: E402
 from programs import program_from_seed  # noqa: E402
 from round5_oracle import check_round5_program  # noqa: E402
-from round5_programs import FAMILIES, round5_program_from_seed  # noqa: E402
+from round5_programs import (  # noqa: E402
+    FAMILIES,
+    round5_program_from_seed,
+    without_changes,
+)
 from struct_oracle import check_struct_program  # noqa: E402
 from struct_programs import struct_program_from_seed  # noqa: E402
 
@@ -150,3 +154,17 @@ def test_round5_numba_path(fuzz_dir, family):
     summary = f"{count} round-5 {family} programs (seed {SEED}), Numba path: {counts}"
     print(summary)
     assert not failures, f"{summary}\n{len(failures)} failing programs:\n" + "\n".join(failures)
+
+
+@pytest.mark.parametrize("family", ("redefine", "rebind", "register", "pullback-mutation",
+                                    "alias-write"))
+def test_round5_oracle_without_the_change(fuzz_dir, family):
+    """The oracle's expectations hold where nothing changes between calls (final state
+    decorated afresh, no in-place change, no alias): these pass before issue 20's fixes,
+    so a failure here is the fuzzer's, not the compiler's."""
+    for k in range(5):
+        seed = SEED * 1_000_000 + 900_000 + k
+        program = without_changes(round5_program_from_seed(seed, (family,)))
+        outcome = check_round5_program(program, fuzz_dir, jit=False, seed=seed)
+        assert outcome.status == "OK" or (outcome.status == "REFUSED" and program.refusal_ok), (
+            f"{program.source}\n{oracle.describe(outcome)}")
