@@ -460,7 +460,8 @@ def _numba_mix(g: Gen) -> Round5Program:
     fname = g.name(MAIN_NAMES)
     x, n = g.name(), g.name(("n", "k", "m", "count", "steps"))
     variant = g.choice(("neg-power", "int-exponent", "int-global", "bool-then-float",
-                        "int-then-float", "int-local"))
+                        "int-then-float", "int-local", "int-division", "bool-arithmetic",
+                        "bools-in-loop"))
     top = []
     nval = g.choice((1, 2, 3, 4))
     if variant == "neg-power":
@@ -473,6 +474,15 @@ def _numba_mix(g: Gen) -> Round5Program:
     elif variant == "int-local":
         t = g.name()
         lines = [f"{t} = {n} - {g.choice((2, 3, 5))}", f"return {x} * {x} * 2 ** {t} + {t} * {x}"]
+    elif variant == "int-division":  # true division of ints is a float
+        lines = [f"return {x} * ({n} / {g.choice((3, 4, 8))}) + {x} * {x} * ({n} // 2) "
+                 f"+ {x} / {n}"]
+    elif variant == "bool-arithmetic":
+        lines = [f"return {x} * ({n} > 2) + ({n} == 1) * {x} * {x} + (True + {x}) * {x}"]
+    elif variant == "bools-in-loop":  # a list of bools grown in a loop, then a float
+        items = g.name(("items", "lst", "xs", "acc"))
+        lines = [f"{items} = []", f"for i in range({n}):", f"    {items}.append(i > 1)",
+                 f"{items}.append({x} * 2.4)", f"return {items}[-1] * {x} + sum({items})"]
     else:
         items = g.name(("items", "lst", "xs", "acc"))
         first = ("True", "False", f"{n} > 2") if variant == "bool-then-float" else (
