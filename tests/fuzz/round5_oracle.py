@@ -10,8 +10,10 @@ before the first step:
 
 (a) the decorated value equals plain Python's (1e-12), with the arguments
     fresh copies and aliased where the program says so (``f(c, c)``);
-(b) ``ad.value_and_gradient`` (scalar results) or the pullback of a random
-    cotangent (array results) matches central finite differences of the
+(b) ``ad.value_and_gradient`` (scalar results; for programs with steps also
+    ``ad.gradient`` of the plain function, given afresh at each step) or the
+    pullback of a random cotangent (array results) matches central finite
+    differences of the
     plain function (a fourth-order stencil cross-checked with a second-order
     one; rtol 1e-4, atol 1e-6), times the step's ``scale`` (``register``);
     for an aliased write the sum of the aliased cotangents is compared with
@@ -338,6 +340,15 @@ def _check_step(ad, program: Round5Program, fn, df, dj, step, rng) -> Outcome:
             return wrong("value_and_gradient-value", value, vg_value)
         if not _all_close(combine(grads, program.args, fd_alias), fd, RTOL, 1e-6):
             return wrong("gradient", fd, grads, "ad.gradient vs finite differences")
+        if len(program.steps) > 1:  # the plain function, given afresh, after a change
+            fresh_grads, bad = _run(ad, "fresh-gradient", lambda: as_list(ad.gradient(fn)(
+                *fresh(program.args, program.alias)), n))
+            if bad:
+                bad.args = args_text
+                return bad
+            if not _all_close(combine(fresh_grads, program.args, fd_alias), fd, RTOL, 1e-6):
+                return wrong("fresh-gradient", fd, fresh_grads,
+                             "ad.gradient(f) of the plain f vs finite differences")
     triple, bad = _run(ad, "pullback", lambda: _gradients(ad, df, program, cotangent, True))
     if bad:
         bad.args = args_text
