@@ -36,6 +36,8 @@ from oracle import (  # noqa: E402
     renamed_program,
 )
 from programs import Program, program_from_seed  # noqa: E402
+from round5_oracle import check_round5_program  # noqa: E402
+from round5_programs import FAMILIES, Round5Program, round5_program_from_seed  # noqa: E402
 from struct_oracle import check_struct_program  # noqa: E402
 from struct_programs import StructProgram, struct_program_from_seed  # noqa: E402
 
@@ -51,16 +53,27 @@ def groups_of(program: Program) -> list[str]:
             if any(f.startswith(prefixes) for f in program.features)]
 
 
-def generate(seed: int, max_statements: int, structures: bool) -> Program | StructProgram:
+def families_of(program) -> bool:
+    """Is this a round-5 program (with a family)?"""
+    return isinstance(program, Round5Program)
+
+
+def generate(seed: int, max_statements: int, structures: bool,
+             families: tuple[str, ...] | None = None) -> Program | StructProgram:
+    if families is not None:  # round 5
+        return round5_program_from_seed(seed, families)
     if structures:
         return struct_program_from_seed(seed, max_statements=max_statements)
     return program_from_seed(seed, max_statements=max_statements)
 
 
 def run_one(seed: int, directory: Path, jit: bool, max_statements: int,
-            structures: bool = False) -> tuple[Program | StructProgram, Outcome]:
-    program = generate(seed, max_statements, structures)
+            structures: bool = False, families: tuple[str, ...] | None = None
+            ) -> tuple[Program | StructProgram | Round5Program, Outcome]:
+    program = generate(seed, max_statements, structures, families)
     check = check_struct_program if structures else oracle.check_program
+    if families is not None:
+        check = check_round5_program
     if jit:  # compiled code can kill the process: check it in a child
         outcome = oracle.check_isolated(program, directory, jit=True, seed=seed, check=check)
     else:
@@ -83,6 +96,8 @@ def report_entry(k: int, seed: int, program: Program, outcome: Outcome,
              f"features: {', '.join(sorted(program.features))}", "", "```python",
              program.source.rstrip(), "```", "",
              f"args: `{program.fname}({program.describe_point(outcome.args or ())})`", ""]
+    if families_of(program):
+        lines[2] = f"family: {program.family}, variant {program.variant}"
     if program.twin:
         lines += [f"second closure: `{program.twin}`", ""]
     if program.updates:
@@ -124,6 +139,14 @@ def main(argv: list[str] | None = None) -> int:
                         help="round 4: programs over dataclasses, dicts and named tuples "
                              "(struct_programs.py, checked by struct_oracle.py; no renaming "
                              "or shrinking)")
+    parser.add_argument("--round5", action="store_true",
+                        help="round 5 (issue 20): redefinitions, registrations, in-place "
+                             "changes before the pullback, aliases, list indices, int/bool "
+                             "mixing, nested lambdas, 0-d arrays (round5_programs.py, checked "
+                             "by round5_oracle.py; no renaming or shrinking)")
+    parser.add_argument("--families", default=",".join(FAMILIES),
+                        help="with --round5: the comma-separated families to generate "
+                             f"(default all: {', '.join(FAMILIES)})")
     parser.add_argument("--renamed", action="store_true",
                         help="also check every program with neutral names (v0, v1, ...) "
                              "and count those outcomes separately: failures that remain "
@@ -141,6 +164,10 @@ def main(argv: list[str] | None = None) -> int:
         print("warning: S2S_AD_CACHE_DIR is not set; generated code goes to ~/.cache/s2s_ad",
               file=sys.stderr)
     directory = args.dir or Path(tempfile.mkdtemp(prefix="s2s_fuzz_"))
+    families = tuple(args.families.split(",")) if args.round5 else None
+    if families is not None and not set(families) <= set(FAMILIES):
+        parser.error(f"unknown families: {sorted(set(families) - set(FAMILIES))}")
+    plain = args.structures or args.round5  # no renaming or shrinking
     numbers = [args.only] if args.only is not None else range(args.start,
                                                                args.start + args.count)
     counts: collections.Counter = collections.Counter()
@@ -151,6 +178,7 @@ def main(argv: list[str] | None = None) -> int:
     refused_programs: dict[str, list[int]] = {}  # reason -> program numbers
     features: collections.Counter = collections.Counter()  # programs using each construct
     by_group: dict[str, collections.Counter] = {g: collections.Counter() for g in GROUPS}
+    by_family: dict[str, collections.Counter] = {}  # round 5: outcomes per family
     failures: list[tuple[int, int, Program, Outcome]] = []
     renamed_counts: collections.Counter = collections.Counter()
     renamed_signatures: collections.Counter = collections.Counter()
@@ -161,25 +189,35 @@ def main(argv: list[str] | None = None) -> int:
         jit = n < args.jit
         size = args.jit_statements if jit and args.jit_statements else args.max_statements
         try:
-            program, outcome = run_one(seed, directory, jit, size, args.structures)
+            program, outcome = run_one(seed, directory, jit, size, args.structures, families)
         except Exception as exc:  # a harness bug must not end a long run
-            program = generate(seed, size, args.structures)
+            program = generate(seed, size, args.structures, families)
             outcome = Outcome("INVALID", "harness", f"{type(exc).__name__}: {exc}")
+        if families is not None:  # signatures per family
+            outcome.check = f"{program.family}/{outcome.check}"
         counts[outcome.status] += 1
         features.update(program.features)
         for group in groups_of(program):
             by_group[group][outcome.status] += 1
+        if families is not None:
+            family = by_family.setdefault(program.family, collections.Counter())
+            family[outcome.status] += 1
+            if jit and outcome.jit:
+                family[f"numba {outcome.jit}"] += 1
         if outcome.status == "REFUSED":
             reason = oracle.refusal_reason(outcome.detail)
             if outcome.check == "unlocated":
                 reason = f"(NOT LOCATED) {reason}"
+            if families is not None:
+                must = " (MUST WORK)" if "must-work" in outcome.check else ""
+                reason = f"{program.family}{must}, {outcome.error_type}: {reason}"
             refusals[reason] += 1
             refused_programs.setdefault(reason, []).append(k)
         if jit and outcome.status in ("OK", "WRONG", "CRASH") and outcome.jit:
             jit_counts[outcome.jit] += 1
             if outcome.jit == "JIT_REFUSED":
                 jit_reasons[outcome.jit_detail[:160]] += 1
-        if args.renamed and not args.structures:
+        if args.renamed and not plain:
             neutral = renamed_program(program)
             # the neutral-name twin runs on the Python path only (it is about names)
             try:
@@ -190,7 +228,7 @@ def main(argv: list[str] | None = None) -> int:
             if r.status in ("WRONG", "CRASH"):
                 renamed_signatures[r.signature] += 1
                 renamed_failures.append((k, seed, neutral, r))
-        if outcome.status in ("WRONG", "CRASH"):
+        if outcome.status in ("WRONG", "CRASH") or "must-work" in outcome.check:
             signatures[outcome.signature] += 1
             failures.append((k, seed, program, outcome))
             if not args.quiet:
@@ -209,11 +247,17 @@ def main(argv: list[str] | None = None) -> int:
                                         ("OK", "WRONG", "CRASH", "REFUSED", "SKIP", "INVALID")),
                "numba: " + (", ".join(f"{s} {c}" for s, c in sorted(jit_counts.items()))
                             or "not run")]
+    for family, c in sorted(by_family.items()):
+        summary.append(f"family {family}: " + ", ".join(f"{s} {n}" for s, n in sorted(c.items())))
     for group, c in by_group.items():
+        if families is not None:
+            break
         summary.append(f"programs with {group}: {sum(c.values())} (" + ", ".join(
             f"{s} {c[s]}" for s in ("OK", "WRONG", "CRASH", "REFUSED", "SKIP", "INVALID")
             if c[s]) + ")")
     round3 = ("list-", "comp-", "index-write-", "scratch-array", "struct-")
+    if families is not None:
+        round3 = ("@",)  # round 5 programs' features are their families and variants
     summary.append("constructs (programs using each): " + ", ".join(
         f"{f} {c}" for f, c in sorted(features.items()) if f.startswith(round3)))
     if args.renamed:
@@ -241,16 +285,20 @@ def main(argv: list[str] | None = None) -> int:
     if args.out is not None:
         entries = []
         shrunk_done: set[str] = set()
+        per_signature: collections.Counter = collections.Counter()
         for k, seed, program, outcome in failures:
+            per_signature[outcome.signature] += 1
+            if families is not None and per_signature[outcome.signature] > 2:
+                continue  # round 5: two examples per signature
             jit = outcome.check.startswith("numba")
             renamed = None
-            if not args.structures:
+            if not plain:
                 try:
                     renamed = rename_check(program, outcome, directory, jit, seed)
                 except Exception as exc:  # keep the report going
                     renamed = ("", Outcome("CRASH", "rename", str(exc)))
             shrunk = None
-            if args.shrink and not args.structures and outcome.signature not in shrunk_done:
+            if args.shrink and not plain and outcome.signature not in shrunk_done:
                 from shrink import shrink_program
 
                 shrunk_done.add(outcome.signature)

@@ -12,6 +12,13 @@ Round 4 adds ``S2S_AD_FUZZ_STRUCT_N`` structure programs (default 100; dataclass
 dicts and named tuples, ``struct_programs.py``) on the Python path and
 ``S2S_AD_FUZZ_STRUCT_JIT`` (default 10) on the Numba path, checked by
 ``struct_oracle.py``; there a refusal must also name its line.
+
+Round 5 (issue 20) checks each family of ``round5_programs.FAMILIES`` (or those
+named in ``S2S_AD_FUZZ_R5_FAMILIES``, comma-separated) as its own test:
+``S2S_AD_FUZZ_R5_N`` programs in all (default 150, split evenly) on the Python
+path and ``S2S_AD_FUZZ_R5_JIT`` per family with Numba (default 1; 5 for
+``numba-mix``), checked by ``round5_oracle.py``; a refusal where the family
+must work (a redefined helper, a read-only alias, a 0-d read, ...) fails too.
 """
 
 from __future__ import annotations
@@ -26,6 +33,12 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import oracle  # noqa: E402
 from programs import program_from_seed  # noqa: E402
+from round5_oracle import check_round5_program  # noqa: E402
+from round5_programs import (  # noqa: E402
+    FAMILIES,
+    round5_program_from_seed,
+    without_changes,
+)
 from struct_oracle import check_struct_program  # noqa: E402
 from struct_programs import struct_program_from_seed  # noqa: E402
 
@@ -34,16 +47,25 @@ N_JIT = int(os.environ.get("S2S_AD_FUZZ_JIT", "50"))
 SEED = int(os.environ.get("S2S_AD_FUZZ_SEED", "1"))
 STRUCT_N = int(os.environ.get("S2S_AD_FUZZ_STRUCT_N", "100"))
 STRUCT_JIT = int(os.environ.get("S2S_AD_FUZZ_STRUCT_JIT", "10"))
+R5_FAMILIES = tuple(f for f in os.environ.get("S2S_AD_FUZZ_R5_FAMILIES", ",".join(FAMILIES))
+                    .split(",") if f)
+R5_N = int(os.environ.get("S2S_AD_FUZZ_R5_N", "150"))
+R5_JIT = int(os.environ.get("S2S_AD_FUZZ_R5_JIT", "1"))
 # Programs on the Numba path are smaller: each costs a Numba compilation.
 JIT_STATEMENTS = 3
 
 
 def _run(numbers, directory: Path, jit: bool, max_statements: int,
-         structures: bool = False) -> tuple[dict, list[str]]:
+         structures: bool = False, family: str | None = None) -> tuple[dict, list[str]]:
     counts: dict[str, int] = {}
     failures: list[str] = []
     generate = struct_program_from_seed if structures else program_from_seed
     check = check_struct_program if structures else oracle.check_program
+    if family is not None:
+        check = check_round5_program
+
+        def generate(seed, max_statements):
+            return round5_program_from_seed(seed, (family,))
     for k in numbers:
         seed = SEED * 1_000_000 + k
         program = generate(seed, max_statements=max_statements)
@@ -56,11 +78,13 @@ def _run(numbers, directory: Path, jit: bool, max_statements: int,
         if jit and outcome.jit:
             key = f"numba {outcome.jit}"
             counts[key] = counts.get(key, 0) + 1
-        if outcome.status in ("WRONG", "CRASH") or outcome.check == "unlocated":
+        if outcome.status in ("WRONG", "CRASH") or outcome.check == "unlocated" or \
+                outcome.check.startswith("must-work"):
+            steps = f"then: {program.describe_updates()}\n" if family and program.updates else ""
             failures.append(
                 f"--- program {k} (seed {seed}): {outcome.signature}\n{program.source}"
                 f"args: {program.fname}({program.describe_point(outcome.args or ())})\n"
-                f"{oracle.describe(outcome)}\n")
+                f"{steps}{oracle.describe(outcome)}\n")
     return counts, failures
 
 
@@ -103,3 +127,44 @@ def test_structures_numba_path(fuzz_dir):
     summary = f"{STRUCT_JIT} structure programs (seed {SEED}), Numba path: {counts}"
     print(summary)
     assert not failures, f"{summary}\n{len(failures)} failing programs:\n" + "\n".join(failures)
+
+
+def _r5_jit_count(family: str) -> int:
+    return 5 * R5_JIT if family == "numba-mix" else R5_JIT
+
+
+@pytest.mark.skipif(R5_N == 0, reason="S2S_AD_FUZZ_R5_N=0")
+@pytest.mark.parametrize("family", R5_FAMILIES)
+def test_round5_python_path(fuzz_dir, family):
+    count = max(1, R5_N // len(R5_FAMILIES))
+    # program numbers apart from the other rounds' (each family draws its own programs)
+    numbers = range(700_000, 700_000 + count)
+    counts, failures = _run(numbers, fuzz_dir, jit=False, max_statements=0, family=family)
+    summary = f"{count} round-5 {family} programs (seed {SEED}), Python path: {counts}"
+    print(summary)
+    assert not failures, f"{summary}\n{len(failures)} failing programs:\n" + "\n".join(failures)
+
+
+@pytest.mark.skipif(R5_JIT == 0, reason="S2S_AD_FUZZ_R5_JIT=0")
+@pytest.mark.parametrize("family", R5_FAMILIES)
+def test_round5_numba_path(fuzz_dir, family):
+    count = _r5_jit_count(family)
+    numbers = range(800_000, 800_000 + count)
+    counts, failures = _run(numbers, fuzz_dir, jit=True, max_statements=0, family=family)
+    summary = f"{count} round-5 {family} programs (seed {SEED}), Numba path: {counts}"
+    print(summary)
+    assert not failures, f"{summary}\n{len(failures)} failing programs:\n" + "\n".join(failures)
+
+
+@pytest.mark.parametrize("family", ("redefine", "rebind", "register", "pullback-mutation",
+                                    "alias-write"))
+def test_round5_oracle_without_the_change(fuzz_dir, family):
+    """The oracle's expectations hold where nothing changes between calls (final state
+    decorated afresh, no in-place change, no alias): these pass before issue 20's fixes,
+    so a failure here is the fuzzer's, not the compiler's."""
+    for k in range(5):
+        seed = SEED * 1_000_000 + 900_000 + k
+        program = without_changes(round5_program_from_seed(seed, (family,)))
+        outcome = check_round5_program(program, fuzz_dir, jit=False, seed=seed)
+        assert outcome.status == "OK" or (outcome.status == "REFUSED" and program.refusal_ok), (
+            f"{program.source}\n{oracle.describe(outcome)}")
