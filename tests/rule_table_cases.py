@@ -43,6 +43,7 @@ class Case:
     zero: bool = True  # non-differentiable rules: gradient is zero, with a warning
     constant: tuple[str, ...] = ()  # float arguments a differentiable rule treats as
     # constant: their gradient is zero (checked by finite differences), with a warning
+    step: float = 1e-6  # relative finite-difference step (larger across roundings)
 
 
 # ---- argument generators -------------------------------------------------------------
@@ -499,6 +500,9 @@ rule(np.take, None,
      Case("np.take-axis1", "np.take(x, idx, axis=1)",
           args(x=unif(M), idx=lambda rng: np.array([3, 1, 3])), numba=True))
 rule(np.float64, 1, Case("np.float64", "np.float64(x)", args(x=unif())))
+# float(): NumPy computes float32 * float in float32, the generated code in float64; the
+# rounding to float32 (relative 6e-8) needs a step far above 1e-6 (the rule passes g through)
+rule(np.float32, 1, Case("np.float32", "float(np.float32(x))", args(x=unif()), step=0.05))
 rule(np.array, 1,
      Case("np.array-tuple", "np.array((a, b))", args(a=unif(), b=unif())),
      Case("np.array-tuple-of-arrays", "np.array((a, b))", args(a=unif(V), b=unif(V)),

@@ -324,13 +324,13 @@ def _gradients(df, args: list, count: int) -> tuple[object, tuple]:
     return value, (grads,) if count == 1 else grads
 
 
-def _finite_difference(fn, args: list, position: int) -> np.ndarray:
+def _finite_difference(fn, args: list, position: int, step: float = 1e-6) -> np.ndarray:
     """Central differences of the original fn w.r.t. argument ``position``, per element."""
     x = args[position]
     base = np.array(x, dtype=np.float64)
     grad = np.zeros_like(base)
     for idx in np.ndindex(base.shape):
-        h = 1e-6 * max(1.0, abs(float(base[idx])))
+        h = step * max(1.0, abs(float(base[idx])))
         hi, lo = base.copy(), base.copy()
         hi[idx] += h
         lo[idx] -= h
@@ -363,7 +363,7 @@ def _check_against_fd(built: Built, fn, tmp_path) -> None:
         position = built.params.index(name)
         arg = built.values[position]
         assert np.shape(grad) == np.shape(arg), f"{name}: gradient shape {np.shape(grad)}"
-        fd = _finite_difference(fn, built.values, position)
+        fd = _finite_difference(fn, built.values, position, built.case.step)
         np.testing.assert_allclose(
             grad, fd, rtol=FD_RTOL, atol=FD_ATOL,
             err_msg=f"{built.case.name}: d/d{name} of {built.case.expr} at "
@@ -400,7 +400,7 @@ def test_non_differentiable_rule(key, case, tmp_path, capsys):
         assert np.shape(grad) == np.shape(arg), f"{name}: gradient shape {np.shape(grad)}"
         assert np.all(np.asarray(grad) == 0.0), f"{case.name}: d/d{name} = {grad!r}, not 0"
         # the rule says constant: NumPy's function must really be (a rule audit)
-        fd = _finite_difference(fn, built.values, position)
+        fd = _finite_difference(fn, built.values, position, built.case.step)
         np.testing.assert_allclose(fd, 0.0, atol=FD_ATOL,
                                    err_msg=f"{case.name}: d/d{name} is not 0 in NumPy")
 

@@ -2,7 +2,9 @@
 
 from . import (  # noqa: F401  (the tables)
     builtin_rules,
+    constructor_rules,
     einsum_rules,
+    linalg_rules,
     list_rules,
     math_rules,
     numpy_rules,

@@ -71,7 +71,7 @@ def _stacked(kinds: list, operands: list):
     return ArrayKind(None if ndim is None else ndim + 1)
 
 
-def _constructed(kinds: list, operands: list):
+def constructed(kinds: list, operands: list):
     shape = kinds[0]
     if isinstance(shape, tuple):
         return ArrayKind(len(shape))
@@ -369,7 +369,7 @@ register(np.float64, Rule("np.float64", ("x",), {"x": "g"},
 register(np.float32, Rule("np.float32", ("x",), {"x": "g"}, forward="float(np.float32(x))",
                           kind=lambda k, o: ArrayKind(_ndim(k[0])) if isinstance(k[0], ArrayKind)
                           else "float",
-                          variant=lambda c, k: {"forward": "rt.astype_float(x)"}
+                          variant=lambda c, k: {"forward": "rt.astype_float(x.astype(np.float32))"}
                           if isinstance(k["x"], ArrayKind) else {}), nargs=1)
 
 
@@ -436,53 +436,6 @@ register(np.array, Rule("np.array", ("seq",), {"seq": "g"}, kind=_array_kind,
                         variant=_array_variant), nargs=1)
 
 
-# ---- linear algebra (of a matrix, or of a stack of matrices: runtime.linalg) -------------
-def _stacked_matrices(kind) -> bool:
-    """Whether ``A`` may be a stack of matrices (more than 2 dimensions, or not known)."""
-    return _ndim(kind) is None or _ndim(kind) > 2
-
-
-def _solve_kind(kinds: list, operands: list):
-    a, b = _ndim(kinds[0]), _ndim(kinds[1])
-    if b == 1:
-        return ArrayKind(None if a is None else a - 1)
-    return ArrayKind(None if None in (a, b) else max(a, b))
-
-
-def _solve_variant(consts: dict, kinds: dict) -> dict:
-    b = _ndim(kinds["b"])
-    if _stacked_matrices(kinds["A"]) or b is None or b > 2:
-        return {"forward": "rt.solve(A, b)",
-                "adjoints": {"A": "rt.solve_vjp_a(g, A, b, z)", "b": "rt.solve_vjp_b(g, A, b)"}}
-    if b == 1:
-        da = "-np.outer(np.linalg.solve(A.T, g), z)"
-    else:
-        da = "-np.dot(np.linalg.solve(A.T, g), z.T)"
-    return {"adjoints": {"A": da, "b": "np.linalg.solve(A.T, g)"}}
-
-
-def _stack_variant(forward: str, adjoint: str):
-    def variant(consts: dict, kinds: dict) -> dict:
-        if _stacked_matrices(kinds["A"]):
-            return {"forward": forward, "adjoints": {"A": adjoint}}
-        return {}
-
-    return variant
-
-
-def _det_kind(kinds: list, operands: list):
-    ndim = _ndim(kinds[0])
-    return ArrayKind(ndim - 2) if ndim is not None and ndim > 2 else "float"
-
-
-register(np.linalg.solve, Rule("np.linalg.solve", ("A", "b"), {"A": "g", "b": "g"},
-                               kind=_solve_kind, variant=_solve_variant))
-register(np.linalg.inv, Rule("np.linalg.inv", ("A",), {"A": "-np.dot(np.dot(z.T, g), z.T)"},
-                             kind=_same, variant=_stack_variant("rt.inv(A)", "rt.inv_vjp(g, z)")))
-register(np.linalg.det, Rule("np.linalg.det", ("A",), {"A": "g * z * np.linalg.inv(A).T"},
-                             kind=_det_kind,
-                             variant=_stack_variant("rt.det(A)", "rt.det_vjp(g, A, z)")))
-
 # ---- non-differentiable and constructors ------------------------------------------------
 for _fn in (np.sign, np.floor, np.ceil, np.trunc, np.rint, np.round):
     register(_fn, Rule(f"np.{_fn.__name__}", ("x",), kind=_same))
@@ -492,7 +445,7 @@ for _fn in (np.argmax, np.argmin):
     register(_fn, Rule(f"np.{_fn.__name__}", ("x",), kind=_ints), nargs=1)
 register(np.argsort, Rule("np.argsort", ("x",), kind=_int_array_or_int), nargs=1)
 for _fn in (np.zeros, np.ones, np.empty):
-    register(_fn, Rule(f"np.{_fn.__name__}", ("shape",), kind=_constructed), nargs=1)
+    register(_fn, Rule(f"np.{_fn.__name__}", ("shape",), kind=constructed), nargs=1)
 for _fn in (np.zeros_like, np.ones_like, np.empty_like):
     register(_fn, Rule(f"np.{_fn.__name__}", ("x",), kind=_like), nargs=1)
 register(np.shape, Rule("np.shape", ("x",), kind=_shape))
@@ -500,50 +453,9 @@ register(np.size, Rule("np.size", ("x",), kind=_ints), nargs=1)
 register(np.ndim, Rule("np.ndim", ("x",), kind=_ints))
 register(np.arange, Rule("np.arange", ("n",), kind=lambda k, o: ArrayKind(1, False)), nargs=1)
 
-
-def _range_kind(kinds: list, operands: list):
-    """``np.arange(start, stop[, step])``: float entries when any argument is a float."""
-    return ArrayKind(1, any(k not in ("int", "bool") for k in kinds))
-
-
-# z[i] = start + i * step; the length (not the entries) depends on stop: piecewise constant
-register(np.arange, Rule("np.arange", ("start", "stop"), {"start": "np.sum(g)"},
-                         kind=_range_kind), nargs=2)
-register(np.arange, Rule("np.arange", ("start", "stop", "step"),
-                         {"start": "np.sum(g)", "step": "np.sum(g * np.arange(g.shape[0]))"},
-                         kind=_range_kind), nargs=3)
 register(runtime.astype_int, Rule("rt.astype_int", ("x",), kind=_int_array_or_int))
 register(runtime.astype_float, Rule("rt.astype_float", ("x",), {"x": "g"},
                                     kind=lambda k, o: ArrayKind(_ndim(k[0]))))
 register(np.eye, Rule("np.eye", ("n",), kind=lambda k, o: ArrayKind(2)), nargs=1)
 register(np.identity, Rule("np.identity", ("n",), kind=lambda k, o: ArrayKind(2)), nargs=1)
 
-
-# ---- constructors whose entries are their float arguments ---------------------------------
-def _filled(kinds: list, operands: list):
-    """``np.full(shape, value)``: an array of ``value``'s element type (NumPy's)."""
-    built = _constructed(kinds, operands)
-    value = kinds[1]
-    floating = value.floating if isinstance(value, ArrayKind) else value not in ("int", "bool")
-    return ArrayKind(built.ndim, floating)
-
-
-# every entry is ``value`` (broadcast): its cotangent is g summed back to value's shape
-register(np.full, Rule("np.full", ("shape", "value"), {"value": "g"}, kind=_filled,
-                       elementwise=True, variant=lambda c, k: {"forward": "rt.filled(shape, value)"}
-                       if isinstance(k["value"], ArrayKind) else {}), nargs=2)
-
-
-def _linspace_variant(consts: dict, kinds: dict) -> dict:
-    """``z[i] = start + (stop - start) * t[i]`` with ``t = linspace(0, 1, num)``."""
-    if any(isinstance(kinds.get(p), ArrayKind) for p in ("start", "stop")):
-        raise ValueError("np.linspace: start and stop must be numbers here (not arrays)")
-    return {}
-
-
-_LINSPACE = Rule("np.linspace", ("start", "stop", "num"),
-                 {"start": "np.sum(g * (1.0 - np.linspace(0.0, 1.0, num)))",
-                  "stop": "np.sum(g * np.linspace(0.0, 1.0, num))"},
-                 kind=lambda k, o: ArrayKind(1), defaults={"num": 50}, variant=_linspace_variant)
-register(np.linspace, _LINSPACE, nargs=2)
-register(np.linspace, _LINSPACE, nargs=3)

@@ -263,6 +263,7 @@ def check_in_place(cx: Context, name: str, s: gast.Assign) -> None:
         raise NonDifferentiableError(
             f"an in-place operator on '{name}', which shares memory with another "
             "array, is not supported", where, f"rebind instead: {name} = {name} <op> ...")
+    refuse_write_into_held(cx, s)
 
 
 def kind_of_item(cx: Context, name: str, index: gast.expr) -> Kind:

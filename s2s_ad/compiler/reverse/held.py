@@ -1,7 +1,7 @@
 """Stage 5 (reverse), part: arrays a growing list holds, written afterwards.
 
 ``items.append(v)`` stores ``v`` itself, as Python does: a later write into ``v``
-(``v[0] = y``) changes what the list holds too, and so does a write into an array
+(``v[0] = y``, ``v *= 3.0``) changes what the list holds too, and so does a write into an array
 read back from the list (``w = items[0]; w[1] = y``).  The list's adjoints treat
 each appended item as the value it had when appended, so such a write is refused at
 its line.  A write into a fresh array appended afterwards (``buf = np.zeros(n)``,
@@ -24,13 +24,15 @@ from s2s_ad.kinds import ArrayKind, ListKind
 
 
 def refuse_write_into_held(cx: Context, s: gast.Assign) -> None:
-    """Raise if the item write ``s`` may change an array a growing list holds."""
+    """Raise if the item write or in-place operator ``s`` may change an array a growing
+    list holds."""
     if not any(isinstance(k, ListKind) and _holds_array(k.element) for k in cx.kinds.values()):
         return  # no list holds arrays
     found: dict[int, str] = {}
     _block(cx, cx.norm.node.body, {}, found)
     if id(s) in found:
-        name = s.targets[0].value.id
+        target = s.targets[0]
+        name = target.value.id if isinstance(target, gast.Subscript) else target.id
         raise NonDifferentiableError(
             f"writing into '{name}', which the list '{found[id(s)]}' holds (append stores "
             "the array itself, so the list would change too), is not supported",
@@ -68,6 +70,9 @@ def _assign(cx: Context, s: gast.Assign, held: Held, found: dict) -> None:
     if not isinstance(target, gast.Name):
         return
     name = target.id
+    if get_anno(s, "in_place") and name in held:  # y *= 3.0 mutates what the list holds
+        found[id(s)] = held[name]
+        return
     if isinstance(value, gast.Call) and get_anno(value, "callee") is runtime.appended:
         item = value.args[1]
         if isinstance(item, gast.Name) and _holds_array(cx.kinds.get(item.id)):
