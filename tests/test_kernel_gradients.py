@@ -148,6 +148,7 @@ def branch_loss(x, w, deeper):
     return np.sum(y * y)
 
 
+@pytest.mark.slow  # whole-CNN Numba compiles: the slow tier (README, Tests)
 def test_kernels_in_loops_and_branches():
     rng = np.random.default_rng(7)
     x, w = rng.normal(size=(1, 4, 4, 2)), 0.5 * rng.normal(size=(3, 3, 2, 2))
@@ -157,6 +158,7 @@ def test_kernels_in_loops_and_branches():
     check_grads(branch_loss, x, w, False)  # d_y of the unused call stays empty: skipped
 
 
+@pytest.mark.slow  # whole-CNN Numba compiles: the slow tier (README, Tests)
 def test_float32_inputs_get_float32_gradients_on_both_paths():
     # the compiled gradient kernels multiply a float64 cotangent with float32 windows:
     # np.dot in Numba needs one dtype, so they compute in the input's

@@ -143,6 +143,7 @@ def test_loss_gradients():
     check_grads(nn.mean_squared_error, _images((3, 2)), _images((3, 2)))
 
 
+@pytest.mark.slow  # whole-CNN Numba compiles: the slow tier (README, Tests)
 def test_float32_layers_give_float32_gradients_close_to_float64_ones():
     model64 = _small_cnn(False)
     model32 = ad.map_leaves(lambda v: v.astype(np.float32), model64)
@@ -176,6 +177,7 @@ def _small_cnn(discarding: bool) -> SmallCNN:
                     nn.Flatten(), nn.Dense.init(12, 3, seed=1, dtype=np.float64))
 
 
+@pytest.mark.slow  # whole-CNN Numba compiles: the slow tier (README, Tests)
 def test_a_whole_model_gradient():
     check_grads(cnn_loss, _small_cnn(False), _images((2, 6, 6, 2)), np.array([0, 2]))
 
@@ -202,6 +204,7 @@ def _gradients_and_residual_bytes(loss, model, *args):
     return value, pullback(1.0), ad.explain(loss, model, *args, memory=True).memory.residual
 
 
+@pytest.mark.slow  # whole-CNN Numba compiles: the slow tier (README, Tests)
 def test_discarding_activations_keeps_less_and_gives_the_same_gradient():
     images, labels = _images((4, 6, 6, 2)), np.array([0, 1, 2, 1])
     v0, g0, kept0 = _gradients_and_residual_bytes(cnn_loss, _small_cnn(False), images, labels)

@@ -12,6 +12,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
 
 
@@ -39,6 +41,7 @@ def _numbers(lines: list[str]) -> list[float]:
     return [float(v) for v in re.findall(r"-?\d+\.\d*(?:e[-+]\d+)?", text)]
 
 
+@pytest.mark.slow  # whole-CNN Numba compiles: the slow tier (README, Tests)
 def test_checkpointed_cnn_recomputes_the_convolution_once_per_step():
     lines = run_example("checkpointed_cnn.py").splitlines()
     steps = _blocks(lines, "Step ")
