@@ -51,6 +51,7 @@ from s2s_ad.kinds import (  # noqa: F401  (re-exported for the stages)
     join_all,
     kind_of_value,
 )
+from s2s_ad.rules.registry import arities
 
 CalleeKind = Callable[[Any, list, gast.expr], Kind]
 
@@ -388,6 +389,8 @@ def _unknown_cause(op: gast.expr, prim: Any, operands: list, text: str
         return (f"'{text}' repeats a tuple or list with '*', which is supported only for a "
                 "display repeated by a literal int ((x, y) * 2, up to 64 items)",
                 "write the items out, or build an array: np.full(n, x)")
+    if prim.what == "unknown" and arities(prim.callee):
+        return None  # rules for other argument counts: the reverse stage names them
     if prim.what == "unknown":
         name = getattr(prim.callee, "__qualname__", None) or repr(prim.callee)
         module = getattr(prim.callee, "__module__", None)
@@ -399,6 +402,8 @@ def _unknown_cause(op: gast.expr, prim: Any, operands: list, text: str
     if isinstance(op, gast.Constant):
         return (f"the constant {op.value!r} ({type(op.value).__name__}) is not supported",
                 "use floats, ints, bools, arrays and tuples of them")
+    if prim.what == "rule" and prim.rule.variant is not None:
+        return None  # the rule's variant states its own reason at the call (reverse stage)
     if prim.what == "rule" and all(k is not None for k in operands):
         described = ", ".join(_described(k) for k in operands)
         return (f"the kind of '{text}' cannot be inferred from its operands ({described})",

@@ -159,7 +159,7 @@ def custom_grad(f: Callable) -> CustomGradFunction:
     def vjp(*inputs: Any) -> tuple[Any, Callable]:
         return wrapped.vjp(*inputs)
 
-    vjp.__name__ = f"{wrapped.__name__}_custom_grad"  # what explain names
+    vjp.__name__ = vjp.__qualname__ = f"{wrapped.__name__}_custom_grad"  # what explain names
     derivative(of=wrapped)(vjp)
     return wrapped
 
