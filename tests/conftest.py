@@ -1,8 +1,17 @@
-"""Test setup: the examples directory is importable (tests reuse its workloads), and
-the modules with the longest tests run first, so that two workers finish together."""
+"""Test setup: the examples directory is importable (tests reuse its workloads),
+Numba optimises less, and the modules with the longest tests run first, so that two
+workers finish together."""
 
+import os
 import sys
 from pathlib import Path
+
+# Tests check values, not speed: LLVM at level 1 compiles the generated code about 3.5x
+# faster (a tests/test_nn.py conv2d gradient: 48 s -> 14 s on a quiet 2-core machine).
+# These less optimised builds go to a compile cache of their own, never the user's.
+os.environ.setdefault("NUMBA_OPT", "1")
+os.environ.setdefault("S2S_AD_CACHE_DIR",
+                      os.path.join(os.path.expanduser("~"), ".cache", "s2s_ad-tests"))
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "examples"))
 
