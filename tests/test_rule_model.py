@@ -9,11 +9,14 @@ fall out of step.
 from __future__ import annotations
 
 import builtins
+import re
+from pathlib import Path
 
 import gast
 import numpy as np
 import pytest
 
+import s2s_ad
 from s2s_ad import runtime
 from s2s_ad.compiler.normalize.expressions import ARRAY_METHODS
 from s2s_ad.rules import all_rules, array_methods, lookup, returns_view
@@ -92,3 +95,17 @@ def test_kind_functions_replace_the_join_and_pow_strings():
     assert pow_rule.result_kind(["float", None], [None, two]) is None
     add = [rule for op, _, rule in all_rules() if op is gast.Add][0]
     assert add.result_kind(["int", "float"], []) == "float"
+
+
+def test_every_runtime_helper_named_in_the_compiler_or_rules_exists():
+    """Rules and the compiler name helpers as ``rt.<name>`` in template text (checked
+    when parsed) or by reference (``rt_name(SUM.vjp_axis)``), never built from parts."""
+    root = Path(s2s_ad.__file__).parent
+    missing, built = [], []
+    for path in [*(root / "rules").glob("*.py"), *(root / "compiler").rglob("*.py")]:
+        text = path.read_text()
+        missing += [f"{path.name}: rt.{n}" for n in re.findall(r"\brt\.(\w+)", text)
+                    if not hasattr(runtime, n) and n != "no_such_helper"]  # registry's doctest
+        built += [f"{path.name}: {m}" for m in re.findall(r"rt\.\{\w*\}", text)]
+    assert not missing, missing
+    assert not built, f"helper names built from strings: {built}"

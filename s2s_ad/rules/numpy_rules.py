@@ -13,8 +13,10 @@ import numpy as np
 
 from .. import runtime
 from ..kinds import NUMERIC, ArrayKind, broadcast
+from ..runtime import reductions
+from ..runtime.reductions import Forms
 from .math_rules import pow_variant
-from .registry import NOT_CONSTANT, Rule, primitive, register_binop
+from .registry import NOT_CONSTANT, Rule, primitive, register_binop, rt_name
 from .result_kinds import float_array_or_float
 
 
@@ -134,8 +136,10 @@ primitive(np.clip, ("x", "lo", "hi"), {"x": "g * ((x >= lo) & (x <= hi))", "lo":
 
 
 # ---- reductions -------------------------------------------------------------------
-def _reduction(name: str, whole: str):
-    """Variants of a reduction by constant axis / keepdims, with their VJP helpers."""
+def _reduction(name: str, whole: str, helpers: Forms):
+    """Variants of a reduction by constant axis / keepdims: its runtime ``helpers``."""
+    axis_form, axis_keepdims, all_keepdims, vjp_axis, vjp_axis_keepdims, vjp_all = (
+        rt_name(helper) for helper in helpers)
 
     def variant(consts: dict, kinds: dict) -> dict:
         axis, keep = consts.get("axis"), consts.get("keepdims")
@@ -144,34 +148,37 @@ def _reduction(name: str, whole: str):
         if isinstance(axis, tuple):
             raise ValueError(f"np.{name}: a tuple of axes is not supported yet")
         if axis is None:
-            forward = f"rt.{name}_all_keepdims(x)" if keep else whole
-            return {"forward": forward, "adjoints": {"x": f"rt.{name}_vjp_all(g, x)"}}
-        suffix = "_keepdims" if keep else ""
-        return {"forward": f"rt.{name}_axis{suffix}(x, axis)",
-                "adjoints": {"x": f"rt.{name}_vjp_axis{suffix}(g, x, axis)"}}
+            forward = f"{all_keepdims}(x)" if keep else whole
+            return {"forward": forward, "adjoints": {"x": f"{vjp_all}(g, x)"}}
+        if keep:
+            return {"forward": f"{axis_keepdims}(x, axis)",
+                    "adjoints": {"x": f"{vjp_axis_keepdims}(g, x, axis)"}}
+        return {"forward": f"{axis_form}(x, axis)", "adjoints": {"x": f"{vjp_axis}(g, x, axis)"}}
 
     return variant
 
 
-for _fn, _name, _whole, _also in ((np.sum, "sum", "np.sum(x)", ()),
-                                  (np.mean, "mean", "np.mean(x)", ()),
-                                  (np.prod, "prod", "np.prod(x)", ()),
-                                  (np.max, "max", "np.max(x)", (np.amax,)),
-                                  (np.min, "min", "np.min(x)", (np.amin,))):
+for _fn, _whole, _helpers, _also in ((np.sum, "np.sum(x)", reductions.SUM, ()),
+                                     (np.mean, "np.mean(x)", reductions.MEAN, ()),
+                                     (np.prod, "np.prod(x)", reductions.PROD, ()),
+                                     (np.max, "np.max(x)", reductions.MAX, (np.amax,)),
+                                     (np.min, "np.min(x)", reductions.MIN, (np.amin,))):
     primitive(_fn, ("x", "axis", "keepdims"), {"x": "g"}, kind=_reduced,
-              defaults={"axis": None, "keepdims": False}, variant=_reduction(_name, _whole),
-              methods=(_fn.__name__,), also=_also)
+              defaults={"axis": None, "keepdims": False},
+              variant=_reduction(_fn.__name__, _whole, _helpers), methods=(_fn.__name__,),
+              also=_also)
 
 
-def _abs_reduction(name: str, axis, keep: bool) -> dict:
+def _abs_reduction(name: str, helpers: Forms, axis, keep: bool) -> dict:
     """``np.<name>(np.abs(x))`` along ``axis``: its templates (the VJP is the reduction's
     times sign(x); max/min give ties equal shares, as JAX does)."""
     if axis is None:
         return {"forward": f"np.{name}(np.abs(x))",
-                "adjoints": {"x": f"rt.{name}_vjp_all(g, np.abs(x)) * np.sign(x)"}}
-    suffix = "_keepdims" if keep else ""
-    return {"forward": f"rt.{name}_axis{suffix}(np.abs(x), axis)",
-            "adjoints": {"x": f"rt.{name}_vjp_axis{suffix}(g, np.abs(x), axis) * np.sign(x)"}}
+                "adjoints": {"x": f"{rt_name(helpers.vjp_all)}(g, np.abs(x)) * np.sign(x)"}}
+    forward, vjp = (helpers.axis_keepdims, helpers.vjp_axis_keepdims) if keep else \
+        (helpers.axis, helpers.vjp_axis)
+    return {"forward": f"{rt_name(forward)}(np.abs(x), axis)",
+            "adjoints": {"x": f"{rt_name(vjp)}(g, np.abs(x), axis) * np.sign(x)"}}
 
 
 def _p_norm(axis, keep: bool) -> dict:
@@ -187,6 +194,9 @@ def _p_norm(axis, keep: bool) -> dict:
                               "rt.norm_p_slope(x, rt.expand_reduced(z, x, axis), ord)"}}
 
 
+_NORM_2 = _reduction("linalg.norm", "rt.norm_all(x)", reductions.NORM)  # ord None, 2, 'fro'
+
+
 def _norm_variant(consts: dict, kinds: dict) -> dict:
     """Vector norms (1-D ``x``, or any ``x`` with an ``axis``): ord None, 2, 1, inf,
     -inf or a number p > 0; matrix norms (2-D ``x``, no axis): ord None or 'fro'.
@@ -200,12 +210,12 @@ def _norm_variant(consts: dict, kinds: dict) -> dict:
         raise ValueError("np.linalg.norm: keepdims needs an axis")
     ndim = _ndim(kinds.get("x"))
     if order is None:
-        return _reduction("norm", "rt.norm_all(x)")(consts, kinds)
+        return _NORM_2(consts, kinds)
     if isinstance(axis, tuple):
         raise ValueError("np.linalg.norm: a tuple of axes is not supported yet")
     if axis is None and ndim == 2:
         if order == "fro":
-            return _reduction("norm", "rt.norm_all(x)")(consts, kinds)
+            return _NORM_2(consts, kinds)
         raise ValueError(f"np.linalg.norm: the matrix norm ord={order!r} is not supported "
                          "(only None and 'fro')")
     if axis is None and ndim != 1:
@@ -213,11 +223,13 @@ def _norm_variant(consts: dict, kinds: dict) -> dict:
     if isinstance(order, str) or isinstance(order, bool) or not isinstance(order, int | float):
         raise ValueError(f"np.linalg.norm: ord={order!r} is not a vector norm")
     if order == 2:
-        return _reduction("norm", "rt.norm_all(x)")(consts, kinds)
+        return _NORM_2(consts, kinds)
     if order == 1:
-        return _abs_reduction("sum", axis, keep)
-    if order in (np.inf, -np.inf):
-        return _abs_reduction("max" if order > 0 else "min", axis, keep)
+        return _abs_reduction("sum", reductions.SUM, axis, keep)
+    if order == np.inf:
+        return _abs_reduction("max", reductions.MAX, axis, keep)
+    if order == -np.inf:
+        return _abs_reduction("min", reductions.MIN, axis, keep)
     if not order > 0:
         raise ValueError(f"np.linalg.norm: ord={order!r} is not supported (a number > 0, "
                          "or inf or -inf)")
