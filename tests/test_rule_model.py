@@ -20,7 +20,7 @@ import s2s_ad
 from s2s_ad import runtime
 from s2s_ad.compiler.normalize.expressions import ARRAY_METHODS
 from s2s_ad.rules import all_rules, array_methods, lookup, returns_view
-from s2s_ad.rules.registry import Rule, primitive, register, rt_name, spelled
+from s2s_ad.rules.registry import BY_REVERSE_PASS, Rule, primitive, register, rt_name, spelled
 
 # emitted names that are not the object's own: List() is how Numba spells a typed list,
 # and np.amax/np.amin are other names of np.max/np.min (their rule is np.max's)
@@ -109,3 +109,17 @@ def test_every_runtime_helper_named_in_the_compiler_or_rules_exists():
         built += [f"{path.name}: {m}" for m in re.findall(r"rt\.\{\w*\}", text)]
     assert not missing, missing
     assert not built, f"helper names built from strings: {built}"
+
+
+def test_list_rules_carry_their_reverse_step():
+    """The pullbacks of growing lists are builders of reverse-pass statements, held by
+    their rules (set by compiler/reverse/lists.py), not placeholders beside a table."""
+    from s2s_ad.compiler.reverse import lists
+
+    by_pass = {obj for obj, _, rule in _calls()
+               if BY_REVERSE_PASS in rule.adjoints.values()}
+    built = {obj: rule.reverse for obj, _, rule in _calls() if rule.reverse is not None}
+    assert by_pass == set(built) == {runtime.appended, runtime.list_array}
+    assert built == {runtime.appended: lists.append_item, runtime.list_array: lists.as_array}
+    assert all(set(rule.adjoints.values()) == {BY_REVERSE_PASS}
+               for obj, _, rule in _calls() if obj in built)

@@ -1,16 +1,19 @@
 """Rules of growing lists (``items = []``, ``items.append(v)``, ``np.array(items)``).
 
-Their adjoints are not templates: the reverse pass (``reverse/lists.py``) pops,
-adds into and unstacks list cotangents with the helpers of ``runtime.lists``.
-The templates here only tell activity analysis which operands carry
-derivatives.
+The pullbacks of ``rt.appended`` and ``rt.list_array`` are not templates: the
+reverse pass pops, adds into and unstacks list cotangents with the helpers of
+``runtime.lists``.  Their rules say which operands carry a derivative
+(``BY_REVERSE_PASS``) and hold the builder of that reverse step in ``reverse``,
+which the compiler's ``reverse/lists.py`` sets with ``@reverse_pass(...)`` (rules
+do not import the compiler); ``tests/test_rule_model.py`` checks that every
+such rule has its builder.
 """
 
 from __future__ import annotations
 
 from .. import runtime
 from ..kinds import ArrayKind, Kind, ListKind, join
-from .registry import primitive
+from .registry import BY_REVERSE_PASS, primitive
 
 
 def _appended(kinds: list, operands: list) -> Kind:
@@ -41,7 +44,10 @@ def _merged(kinds: list, operands: list) -> Kind:
 
 
 primitive(runtime.new_list, (), kind=ListKind(), name="List")
-primitive(runtime.appended, ("items", "value"), {"items": "g", "value": "g"}, kind=_appended)
-primitive(runtime.list_array, ("items",), {"items": "g"}, kind=_as_array)
+# items.append(value): the pullback pops the item's cotangent (reverse/lists.append_item)
+primitive(runtime.appended, ("items", "value"), dict.fromkeys(("items", "value"), BY_REVERSE_PASS),
+          kind=_appended)
+# np.array(items): each row of the cotangent goes to its item (reverse/lists.as_array)
+primitive(runtime.list_array, ("items",), {"items": BY_REVERSE_PASS}, kind=_as_array)
 primitive(runtime.list_position, ("items", "i"), kind="int")
 primitive(runtime.merge_leading, ("a",), {"a": "rt.reshape_like(g, a)"}, kind=_merged)

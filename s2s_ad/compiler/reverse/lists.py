@@ -7,12 +7,16 @@ item's cotangent at that position (``rt.list_pop``), adds into an item read
 (``rt.list_add_at``) and into every item of ``np.array(items)``
 (``rt.list_add_rows``).  The list itself is never saved: its cotangent needs
 no value of it.
+
+``append_item`` and ``as_array`` are the reverse steps of the rules of
+``rt.appended`` and ``rt.list_array`` (``@reverse_pass`` puts each on its rule).
 """
 
 from __future__ import annotations
 
 import gast
 
+from s2s_ad import runtime
 from s2s_ad.compiler.primitives import Primitive
 from s2s_ad.compiler.reverse import arrays, calls, saving
 from s2s_ad.compiler.reverse.context import Context, Where
@@ -20,6 +24,7 @@ from s2s_ad.compiler.syntax.annotations import set_anno
 from s2s_ad.compiler.syntax.builders import assign, call, load, zero
 from s2s_ad.errors import NonDifferentiableError
 from s2s_ad.kinds import NUMERIC, ArrayKind, ListKind, carries_derivative
+from s2s_ad.rules.registry import reverse_pass
 
 
 def item_zero(kind: ListKind) -> gast.expr:
@@ -27,6 +32,7 @@ def item_zero(kind: ListKind) -> gast.expr:
     return zero(kind.element) if isinstance(kind.element, ArrayKind) else zero("float")
 
 
+@reverse_pass(runtime.appended)
 def append_item(cx: Context, s: gast.Assign, target: str, prim: Primitive, where: Where):
     """``items = rt.appended(items, v)``: forward ``items.append(v)`` after saving the
     length; the pullback pops the item's cotangent into ``d_v``."""
@@ -66,6 +72,7 @@ def read_item(cx: Context, s: gast.Assign, target: str, prim: Primitive, where: 
     return fwd + [s], rev + cx.reset(target, prim)
 
 
+@reverse_pass(runtime.list_array)
 def as_array(cx: Context, s: gast.Assign, target: str, prim: Primitive, where: Where):
     """``a = rt.list_array(items)``: each row of ``d_a`` goes to its item."""
     items = prim.operands[0]

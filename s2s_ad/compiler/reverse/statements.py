@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import gast
 
-from s2s_ad import runtime
 from s2s_ad.compiler.infer_kinds import static_slice
 from s2s_ad.compiler.primitives import Primitive, classify
 from s2s_ad.compiler.reverse import arrays, calls, kernel_calls, lists, saving
@@ -26,8 +25,6 @@ from s2s_ad.compiler.syntax.builders import (
 )
 from s2s_ad.errors import NonDifferentiableError
 from s2s_ad.kinds import NUMERIC, ArrayKind, ListKind
-
-LIST_ADJOINTS = {runtime.appended: lists.append_item, runtime.list_array: lists.as_array}
 
 
 def assign_stmt(cx: Context, s: gast.Assign, where: Where) -> tuple[list, list]:
@@ -57,8 +54,8 @@ def apply_rule(cx: Context, s: gast.Assign, target: str, prim: Primitive, where:
         return arrays.read_item(cx, s, target, prim, where)
     if prim.what == "index" and isinstance(cx.kind(prim.operands[0]), ListKind):
         return lists.read_item(cx, s, target, prim, where)
-    if prim.what == "rule" and prim.callee in LIST_ADJOINTS:
-        return LIST_ADJOINTS[prim.callee](cx, s, target, prim, where)
+    if prim.what == "rule" and prim.rule.reverse is not None:  # its own reverse step (lists)
+        return prim.rule.reverse(cx, s, target, prim, where)
     if prim.what == "rule":
         prim = Primitive("rule", prim.operands, calls.specialized(cx, prim, s.value),
                          prim.callee)
