@@ -4,10 +4,12 @@ from . import (  # noqa: F401  (the tables)
     builtin_rules,
     constructor_rules,
     einsum_rules,
+    elementwise_rules,
     linalg_rules,
     list_rules,
     math_rules,
-    numpy_rules,
+    reduction_rules,
+    shape_rules,
     stack_rules,
 )
 from .registry import (

@@ -1,6 +1,7 @@
-"""Derivative rules of NumPy constructors whose entries are their float arguments
-(``np.arange`` with a start, ``np.full``, ``np.linspace``), as a table (notation as
-in math_rules).
+"""Rules of NumPy's constructors, as a table (notation as in math_rules): those
+of shapes only (``np.zeros``, ``np.eye``..., not differentiable) and those whose
+entries are their float arguments (``np.arange`` with a start, ``np.full``,
+``np.linspace``).
 """
 
 from __future__ import annotations
@@ -8,10 +9,30 @@ from __future__ import annotations
 import numpy as np
 
 from ..kinds import ArrayKind
-from .numpy_rules import constructed
 from .registry import primitive
+from .result_kinds import like
 
 
+# ---- constructors of a shape (not differentiable) ----------------------------------------
+def constructed(kinds: list, operands: list):
+    """An array of the shape given by the first argument."""
+    shape = kinds[0]
+    if isinstance(shape, tuple):
+        return ArrayKind(len(shape))
+    return ArrayKind(1) if shape in ("int", "bool") else ArrayKind(None)
+
+
+for _fn in (np.zeros, np.ones, np.empty):
+    primitive(_fn, ("shape",), kind=constructed, nargs=1)
+for _fn in (np.zeros_like, np.ones_like, np.empty_like):
+    primitive(_fn, ("x",), kind=like, nargs=1)
+primitive(np.arange, ("n",), kind=lambda k, o: ArrayKind(1, False), nargs=1)
+
+primitive(np.eye, ("n",), kind=lambda k, o: ArrayKind(2), nargs=1)
+primitive(np.identity, ("n",), kind=lambda k, o: ArrayKind(2), nargs=1)
+
+
+# ---- constructors whose entries are their float arguments ---------------------------------
 def _range_kind(kinds: list, operands: list):
     """``np.arange(start, stop[, step])``: float entries when any argument is a float."""
     return ArrayKind(1, any(k not in ("int", "bool") for k in kinds))

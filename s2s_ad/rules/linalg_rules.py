@@ -1,17 +1,57 @@
-"""Derivative rules of NumPy's linear algebra, as a table (notation as in math_rules).
+"""Derivative rules of NumPy's products and linear algebra, as a table (notation as
+in math_rules).
 
-``A`` is a matrix or, through the helpers of :mod:`s2s_ad.runtime.linalg`, a stack
-of matrices (NumPy broadcasts ``solve``, ``inv`` and ``det`` over leading axes).
+Products (``np.dot``, ``np.matmul``, ``@``, ``np.outer``) pick their templates by
+the operands' ranks.  ``A`` is a matrix or, through the helpers of
+:mod:`s2s_ad.runtime.linalg`, a stack of matrices (NumPy broadcasts ``solve``,
+``inv`` and ``det`` over leading axes).
 """
 
 from __future__ import annotations
 
+import gast
 import numpy as np
 
 from ..kinds import ArrayKind
-from .registry import primitive
+from .registry import Rule, primitive, register_binop
 from .result_kinds import ndim as _ndim
 from .result_kinds import same
+
+
+def _matmul(kinds: list, operands: list):
+    ndim = {(1, 1): 0, (2, 1): 1, (1, 2): 1, (2, 2): 2}.get((_ndim(kinds[0]), _ndim(kinds[1])))
+    if ndim is None:
+        return "unknown"
+    return ArrayKind(ndim) if ndim else "float"
+
+
+def _outer(kinds: list, operands: list):
+    return ArrayKind(2)
+
+
+# ---- products ------------------------------------------------------------------------
+# rt.as_float64: cotangents are float64, and Numba's products need one dtype
+_PRODUCTS = {(0, 0): ("a * b", "g * b", "g * a"), (1, 1): ("np.dot(a, b)", "g * b", "g * a"),
+             (2, 1): ("np.dot(a, b)", "np.outer(g, b)", "np.dot(rt.as_float64(a).T, g)"),
+             (1, 2): ("np.dot(a, b)", "np.dot(rt.as_float64(b), g)", "np.outer(a, g)"),
+             (2, 2): ("np.dot(a, b)", "np.dot(g, rt.as_float64(b).T)",
+                      "np.dot(rt.as_float64(a).T, g)")}
+
+
+def _product_variant(consts: dict, kinds: dict) -> dict:
+    key = (_ndim(kinds["a"]), _ndim(kinds["b"]))
+    if key not in _PRODUCTS:
+        raise ValueError(f"products of {key[0]}-D and {key[1]}-D arrays are not supported yet")
+    forward, da, db = _PRODUCTS[key]
+    return {"forward": forward, "adjoints": {"a": da, "b": db}}
+
+
+primitive(np.dot, ("a", "b"), {"a": "g", "b": "g"}, kind=_matmul, variant=_product_variant,
+          methods=("dot",))
+primitive(np.matmul, ("a", "b"), {"a": "g", "b": "g"}, kind=_matmul, variant=_product_variant)
+register_binop(gast.MatMult, Rule("@", ("a", "b"), {"a": "g", "b": "g"}, kind=_matmul,
+                                  variant=_product_variant))
+primitive(np.outer, ("a", "b"), {"a": "np.dot(g, b)", "b": "np.dot(a, g)"}, kind=_outer)
 
 
 # ---- linear algebra (of a matrix, or of a stack of matrices: runtime.linalg) -------------

@@ -85,7 +85,7 @@ from typing import Any
 
 ORDINARY = ("p", "q", "r", "s", "t", "u", "acc", "tmp", "w1", "k2", "alpha", "beta", "total")
 
-# Parameters of rule templates (math_rules, builtin_rules, numpy_rules): ``g`` is
+# Parameters of rule templates (s2s_ad/rules/*_rules.py): ``g`` is
 # the cotangent and ``z`` the result in every template.
 TEMPLATE = ("a", "b", "x", "y", "z", "g", "c", "base", "lo", "hi", "A", "n", "axis", "start",
             "seq", "shape", "num")
