@@ -196,6 +196,15 @@ def primitive(obj: Any, params: tuple[str, ...], adjoints: dict[str, str] | None
     return rule
 
 
+def unregister(obj: Any) -> None:
+    """Remove every rule of ``obj`` (and the array methods that spell it)."""
+    for key in [key for key, (other, _) in _RULES.items() if other is obj]:
+        del _RULES[key]
+    for method in [m for m, other in _METHODS.items() if other is obj]:
+        del _METHODS[method]
+    _VIEWS.pop(id(obj), None)
+
+
 def register_binop(op: type, rule: Rule) -> None:
     _BINOPS[op] = rule
 

@@ -36,9 +36,6 @@ _NUMBER = (numbers.Number, np.generic)
 ARRAY_ATTRIBUTES = {"T": np.transpose, "shape": np.shape, "size": np.size, "ndim": np.ndim}
 
 
-# ``x.sum()`` is ``np.sum(x)``: the spellings the rules declare (``Rule.methods``), and
-# ``astype``, which picks its function from its dtype argument (``ExpressionNormalizer.astype``)
-ARRAY_METHODS = {**array_methods(), "astype": None}
 
 
 def atom_word(atom: gast.expr) -> str:
@@ -339,9 +336,11 @@ class ExpressionNormalizer:
     def method(self, node: gast.Call) -> tuple[Any, list[gast.expr], list[gast.keyword]]:
         """``x.sum(axis=0)`` on an array as ``np.sum(x, axis=0)``."""
         attr = node.func.attr
-        if attr not in ARRAY_METHODS:  # a structure's method (the kinds stage checks)
+        # the spellings the rules declare (Rule.methods), and astype (see ``astype``)
+        methods = {**array_methods(), "astype": None}
+        if attr not in methods:  # a structure's method (the kinds stage checks)
             return call_method, [node.func.value, const(attr), *node.args], list(node.keywords)
-        target = ARRAY_METHODS[attr]
+        target = methods[attr]
         args = [node.func.value] + list(node.args)
         if attr == "reshape" and len(node.args) > 1:
             args = [node.func.value, gast.Tuple(elts=list(node.args), ctx=gast.Load())]
