@@ -35,3 +35,16 @@ def test_generated_modules_carry_the_format():
 
     header = ad.source(squared, 2.0).splitlines()[1]
     assert header == f"# s2s_ad generated-code format {emit.FORMAT}"
+
+
+def test_tests_mirror_the_package():
+    """Tests live beside what they test: a folder per s2s_ad subpackage, ``api`` for the
+    top-level modules (api, introspect, cli, testing, errors), ``fuzz`` for the fuzzer;
+    at the top only the package-wide tests and the shared reference data."""
+    tests = Path(__file__).resolve().parent
+    packages = {p.name for p in ROOT.iterdir() if (p / "__init__.py").exists()}
+    folders = {p.name for p in tests.iterdir() if p.is_dir() and any(p.glob("test_*.py"))}
+    assert folders <= packages | {"api", "fuzz"}, folders - packages
+    top = {p.name for p in tests.glob("test_*.py")}
+    assert top == {"test_doctests.py", "test_examples.py", "test_invariants.py",
+                   "test_layout.py", "test_workloads.py"}, top
