@@ -5,7 +5,7 @@ reverse pass pops, adds into and unstacks list cotangents with the helpers of
 ``runtime.lists``.  Their rules say which operands carry a derivative
 (``BY_REVERSE_PASS``) and hold the builder of that reverse step in ``reverse``,
 which the compiler's ``reverse/lists.py`` sets with ``@reverse_pass(...)`` (rules
-do not import the compiler); ``tests/test_rule_model.py`` checks that every
+do not import the compiler); ``tests/rules/test_rule_model.py`` checks that every
 such rule has its builder.
 """
 

@@ -10,9 +10,9 @@ type-stable.  Results and cotangents are new arrays, never views of an
 argument (except ``reshape``/``reshape_like``, which follow NumPy).
 
 This package may import NumPy and Numba only: no compiler, no rules.  Its
-modules, by topic (this ``__init__`` re-exports each one's ``__all__``; a test,
-``tests/test_runtime_index.py``, checks that this index names every module and
-exactly each one's helpers):
+modules, by topic (this ``__init__`` re-exports each one's ``__all__``;
+``tests/runtime/test_runtime_index.py`` checks that this index names every
+module and exactly each one's helpers):
 
 - ``scalar``: ``sign``, ``log_or_zero``, ``pow_slope``, ``cbrt``, ``fmod``, ``fsum``,
   ``int_pow``, ``number_as_float``, ``number_as_int``, ``astype_int``, ``astype_float``,
