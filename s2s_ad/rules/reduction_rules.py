@@ -22,6 +22,7 @@ from .shape_rules import constant_axis
 
 
 def _reduced(kinds: list, operands: list):
+    """The result of reducing ``x`` along the constant ``axis`` (None: all of it)."""
     x, axis, keepdims = kinds[0], operands[1], operands[2]
     if not isinstance(x, ArrayKind) or x.ndim is None:
         return "float" if x in NUMERIC else x

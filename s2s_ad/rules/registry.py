@@ -252,7 +252,7 @@ def array_methods() -> dict[str, Any]:
 
 def returns_view(obj: Any) -> bool:
     """Whether a call of ``obj`` may return memory of its first argument."""
-    return _VIEWS.get(id(obj), _VIEWS) is obj
+    return id(obj) in _VIEWS and _VIEWS[id(obj)] is obj
 
 
 def operator_rule(op: gast.operator | gast.unaryop, where: Any = None) -> Rule:
