@@ -61,26 +61,29 @@ class Stage:
 
 
 PIPELINE: tuple[Stage, ...] = (
-    Stage("parse", "s2s_ad.compiler.parse", "the user's def, names resolved, refusals raised"),
+    Stage("parse", "s2s_ad.compiler.parse",
+          "inspect + gast: the user's def, names resolved, refusals raised"),
     Stage("anf", "s2s_ad.compiler.normalize",
-          "single exit, flags for break/continue, A-normal form"),
+          "normalized: early return / break / continue -> flags; A-normal form"),
     Stage("versions", "s2s_ad.compiler.normalize.versions",
-          "a name rebound to a value of another shape split into versions"),
+          "a name rebound to a value of another shape split into versions (a, a_1)"),
     Stage("structures", "s2s_ad.compiler.structure_access",
-          "structure fields, methods and constructions as tuple operations"),
+          "fields, methods and constructions of structures -> tuple operations"),
     Stage("tuples", "s2s_ad.compiler.tuple_arguments",
-          "a tuple passed to NumPy as data converted by np.array"),
+          "a tuple NumPy takes as data -> np.array(tuple)"),
     Stage("kinds", "s2s_ad.compiler.infer_kinds",
           "what each variable holds (float, int, bool, tuple, array, structure)"),
     Stage("activity", "s2s_ad.compiler.activity",
-          "varied and useful variables; zero-derivative findings"),
-    Stage("forward", "s2s_ad.compiler.reverse", "the forward function: value and residuals"),
-    Stage("pullback", "s2s_ad.compiler.reverse",
-          "the pullback: residuals and cotangent to gradients"),
-    Stage("fused", "s2s_ad.compiler.reverse", "value and gradient in one function"),
-    Stage("module", "s2s_ad.compiler.emit", "one commented module, with its callees linked"),
-    Stage("jit", "s2s_ad.compiler.jit", "Numba where it types, the same source in Python "
-          "otherwise", printed=False),
+          "varied ∩ useful variables; flow-sensitive ZeroDerivativeWarning"),
+    Stage("forward", "s2s_ad.compiler.reverse",
+          "primal, and forward: the value and the residuals the pullback reads"),
+    Stage("pullback", "s2s_ad.compiler.reverse", "residuals, cotangent -> gradients"),
+    Stage("fused", "s2s_ad.compiler.reverse", "value and gradient in one call, for the hot path"),
+    Stage("module", "s2s_ad.compiler.emit",
+          'one commented module, e.g. "# adjoint of line 7: y = sin(x) * w"'),
+    Stage("jit", "s2s_ad.compiler.jit",
+          "numba.njit(cache=True) where it types, the same source in Python otherwise",
+          printed=False),
 )
 STAGES = tuple(stage.name for stage in PIPELINE if stage.printed)
 
