@@ -16,6 +16,11 @@ adjoint code, never a wrong derivative.
 >>> a = transform(f, ["float", "int"], [0]).activity
 >>> sorted(a.varied), sorted(a.useful), a.active("k")
 (['result', 'x'], ['k', 'n', 'result', 'x'], False)
+>>> import s2s_ad as ad
+>>> print(ad.source(f, 2.0, 3, stage="activity").split("def")[0].strip())
+# varied: result, x
+# useful: k, n, result, x
+# active: result, x
 """
 
 from __future__ import annotations

@@ -12,6 +12,18 @@ else in typed lists) and to build zero cotangents of tuples.
 ...     return x * k
 >>> sorted(transform(f, ["float", "int"], [0]).kinds.items())
 [('k', 'int'), ('n', 'int'), ('result', 'float'), ('x', 'float')]
+>>> import s2s_ad as ad
+>>> print(ad.source(f, 2.0, 3, stage="kinds"))  # the tree, unchanged, under its kinds
+# k: int
+# n: int
+# result: float
+# x: float
+def f(x, n):
+    # line 2: k = n * 2
+    k = n * 2
+    # line 3: return x * k
+    result = x * k
+    return result
 
 """
 

@@ -192,7 +192,6 @@ class Transform:
         return tuple(read.value() for read in self.generated.hidden)
 
 
-
 def run_stages(parsed: ParsedFunction, arg_kinds: list[Kind], wrt_positions: list[int],
                float_dtype: str, linker: Linker, normal: NormalFunction | None = None
                ) -> Transform:
@@ -201,7 +200,8 @@ def run_stages(parsed: ParsedFunction, arg_kinds: list[Kind], wrt_positions: lis
 
     ``linker(callee, kinds, primal_only)`` transforms a called Python function.
     """
-    normal = normal or normalize(parsed)
+    if normal is None:
+        normal = normalize(parsed)
     outputs = StageOutputs(parsed.filename)
     outputs.keep("parse", parsed.node)
     outputs.keep("anf", normal.node)
