@@ -84,7 +84,6 @@ def _referenced(op: gast.expr) -> list[str]:
     base = _view_base(op)
     if base is not None:
         return [base]
-    if isinstance(op, gast.Call) and classify(op).what in ("function", "custom", "unknown",
-                                                          "kernel", "hook", "cut"):
+    if isinstance(op, gast.Call) and classify(op).shares_operands:
         return [a.id for a in op.args if isinstance(a, gast.Name)]
     return []

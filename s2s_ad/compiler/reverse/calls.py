@@ -16,7 +16,15 @@ import gast
 
 from s2s_ad import runtime
 from s2s_ad.compiler.custom import split_of
-from s2s_ad.compiler.primitives import Primitive, classify, is_library
+from s2s_ad.compiler.primitives import (
+    CustomCall,
+    FunctionCall,
+    KernelCall,
+    Primitive,
+    RuleOp,
+    classify,
+    is_library,
+)
 from s2s_ad.compiler.reverse import saving
 from s2s_ad.compiler.reverse.context import CalleeLink, Context, Where
 from s2s_ad.compiler.reverse.kernel_calls import given_contributions, primal_kernel_call
@@ -103,23 +111,23 @@ def _int_power_of_float_kind(cx: Context, s: gast.stmt) -> bool:
 def primal_value(cx: Context, value: gast.Call, s: gast.stmt) -> gast.expr:
     prim = classify(value)
     args = list(value.args)
-    if prim.what in ("hook", "cut"):
+    if prim.identity:
         return prim.operands[0]
-    if prim.what == "kernel":
+    if isinstance(prim, KernelCall):
         return primal_kernel_call(cx, value)
-    if prim.what == "rule":
+    if isinstance(prim, RuleOp):
         template = specialized(cx, prim, value).forward_template()
         if template is not None:
             return substitute(template, dict(zip(prim.rule.params, prim.operands,
                                                   strict=False)))
         return gast.Call(func=gast.parse(prim.rule.emit, mode="eval").body, args=args,
                          keywords=value.keywords)
-    if prim.what == "function" or (prim.what == "custom" and isinstance(
+    if isinstance(prim, FunctionCall) or (isinstance(prim, CustomCall) and isinstance(
             prim.callee, types.FunctionType)):
         link = link_callee(cx, prim, primal_only=True, call=s)
         return gast.Call(func=load(link.primal), args=args + passed_globals(cx, link),
                          keywords=[])
-    split = _linkable_split(cx, prim) if prim.what == "custom" else None
+    split = _linkable_split(cx, prim) if isinstance(prim, CustomCall) else None
     if split is not None:  # a differentiable_function: the value its derivative returns
         link = link_callee(cx, prim, split[0], primal_only=True)
         pair = gast.Call(func=load(link.primal), args=args + passed_globals(cx, link),

@@ -38,7 +38,6 @@ from s2s_ad.compiler.syntax.builders import assign, comment, const, load, substi
 from s2s_ad.kinds import NUMERIC, ArrayKind
 
 CHEAP_CALLS = (abs, min, max, float, math.fabs, math.floor, math.ceil, math.sqrt)
-_MUTATING = ("function", "custom", "hook", "unknown", "cut")
 
 
 def unwritten_arrays(cx: Context) -> set[str]:
@@ -55,7 +54,7 @@ def unwritten_arrays(cx: Context) -> set[str]:
         elif isinstance(node, gast.Assign) and get_anno(node, "in_place") \
                 and isinstance(node.targets[0], gast.Name):
             touched.add(node.targets[0].id)
-        elif isinstance(node, gast.Call) and classify(node).what in _MUTATING:
+        elif isinstance(node, gast.Call) and classify(node).may_write:
             calls_python = True
             touched.update(a.id for a in gast.walk(node) if isinstance(a, gast.Name))
     found = set()

@@ -1,0 +1,80 @@
+"""The compiler's internal model: operations as types, typed annotations, one builder module.
+
+These checks read the compiler (its classes and its source with ``ast``); they
+compile nothing.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import math
+
+import custom_functions
+import gast
+import pytest
+
+from s2s_ad import markers, runtime
+from s2s_ad.compiler import primitives
+from s2s_ad.compiler.primitives import classify
+from s2s_ad.compiler.syntax.annotations import set_anno
+from s2s_ad.kernels.registry import run_kernel
+
+
+def _call(text: str, callee) -> gast.Call:
+    node = gast.parse(text, mode="eval").body
+    set_anno(node, "callee", callee)
+    return node
+
+
+def _scaled(speed, time):
+    return speed * time
+
+
+OPERATIONS = [  # (expression, callee, kind, positions a derivative flows through)
+    ("speed", None, "Copy", [0]),
+    ("3.0", None, "Opaque", []),
+    ("speed < time", None, "Opaque", []),
+    ("speed * time", None, "RuleOp", [0, 1]),
+    ("-speed", None, "RuleOp", [0]),
+    ("speed // time", None, "RuleOp", []),
+    ("(speed, time)", None, "TupleDisplay", [0, 1]),
+    ("pair[0]", None, "Index", [0]),
+    ("sin(speed)", math.sin, "RuleOp", [0]),
+    ("scaled(speed, time)", _scaled, "FunctionCall", [0, 1]),
+    ("scaled(speed, factor)", custom_functions.scaled, "CustomCall", [0]),  # wrt x only
+    ("keep(speed, hook)", markers.with_derivative, "HookCall", [0]),
+    ("cut(speed)", markers.without_derivative, "CutCall", []),
+    ("run(kernel, speed, time)", run_kernel, "KernelCall", [0, 1]),
+    ("foreign(speed)", functools.partial(_scaled, 2.0), "UnknownCall", [0]),
+    ("appended(items, speed)", runtime.appended, "RuleOp", [0, 1]),
+]
+
+
+@pytest.mark.parametrize("text,callee,kind,positions", OPERATIONS,
+                         ids=[o[0] for o in OPERATIONS])
+def test_each_operation_is_classified_as_its_own_type(text, callee, kind, positions):
+    node = _call(text, callee) if callee is not None else gast.parse(text, mode="eval").body
+    prim = classify(node)
+    assert type(prim).__name__ == kind
+    assert [i for i, _ in prim.differentiable_operands()] == positions
+
+
+def test_a_primitive_has_no_string_tag():
+    names = {f.name for f in dataclasses.fields(primitives.Primitive)}
+    assert "what" not in names
+    kinds = [c for c in vars(primitives).values()
+             if isinstance(c, type) and issubclass(c, primitives.Primitive)
+             and c is not primitives.Primitive]
+    assert len(kinds) == 11
+
+
+def test_the_flags_of_each_kind_of_call():
+    shares = {c.__name__ for c in primitives.Primitive.__subclasses__() if c.shares_operands}
+    writes = {c.__name__ for c in primitives.Primitive.__subclasses__() if c.may_write}
+    identity = {c.__name__ for c in primitives.Primitive.__subclasses__() if c.identity}
+    assert shares == {"FunctionCall", "CustomCall", "HookCall", "CutCall", "KernelCall",
+                      "UnknownCall"}
+    assert writes == shares - {"KernelCall"}
+    assert identity == {"HookCall", "CutCall"}
+    assert [c.__name__ for c in primitives.Primitive.__subclasses__() if c.cuts] == ["CutCall"]
