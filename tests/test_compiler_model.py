@@ -9,6 +9,7 @@ from __future__ import annotations
 import dataclasses
 import functools
 import math
+from pathlib import Path
 
 import custom_functions
 import gast
@@ -17,13 +18,16 @@ import pytest
 from s2s_ad import markers, runtime
 from s2s_ad.compiler import primitives
 from s2s_ad.compiler.primitives import classify
-from s2s_ad.compiler.syntax.annotations import set_anno
+from s2s_ad.compiler.syntax import annotations
+from s2s_ad.compiler.syntax.annotations import set_callee
 from s2s_ad.kernels.registry import run_kernel
+
+ROOT = Path(__file__).resolve().parent.parent / "s2s_ad"
 
 
 def _call(text: str, callee) -> gast.Call:
     node = gast.parse(text, mode="eval").body
-    set_anno(node, "callee", callee)
+    set_callee(node, callee)
     return node
 
 
@@ -78,3 +82,43 @@ def test_the_flags_of_each_kind_of_call():
     assert writes == shares - {"KernelCall"}
     assert identity == {"HookCall", "CutCall"}
     assert [c.__name__ for c in primitives.Primitive.__subclasses__() if c.cuts] == ["CutCall"]
+
+
+# -- annotations: one reader and one writer per fact ---------------------------------------
+
+
+ANNOTATIONS = [  # (writer, reader, value)
+    (annotations.set_callee, annotations.callee_of, math.sin),
+    (annotations.set_line, annotations.line_of, 12),
+    (annotations.set_attribute, annotations.attribute_of, "size"),
+    (annotations.set_method, annotations.method_of, "norm"),
+    (annotations.set_structure, annotations.structure_of, ("float", "float")),
+    (annotations.set_comment, annotations.comment_of, "# forward"),
+]
+
+
+@pytest.mark.parametrize("write,read,value", ANNOTATIONS, ids=[a[1].__name__ for a in ANNOTATIONS])
+def test_each_annotation_has_a_reader_and_a_writer(write, read, value):
+    statement = gast.parse("velocity = speed * time").body[0]
+    assert read(statement) is None and read(statement, "unset") == "unset"
+    write(statement, value)
+    assert read(statement) == value
+    copied = annotations.copy_annos(statement, gast.parse("pass").body[0])
+    assert read(copied) == value
+
+
+def test_in_place_is_a_flag():
+    statement = gast.parse("speed = speed * 2.0").body[0]
+    assert annotations.is_in_place(statement) is False
+    annotations.mark_in_place(statement)
+    assert annotations.is_in_place(statement) is True
+
+
+def test_annotations_are_read_only_through_their_accessors():
+    assert not hasattr(annotations, "get_anno") and not hasattr(annotations, "set_anno")
+    with pytest.raises(AttributeError):
+        annotations.calee_of  # noqa: B018  a misspelt reader fails, never reads None
+    raw = [f"{path.relative_to(ROOT.parent)}:{n}" for path in sorted(ROOT.rglob("*.py"))
+           if path.name != "annotations.py"
+           for n, line in enumerate(path.read_text().splitlines(), 1) if '"_s2s_' in line]
+    assert not raw, "annotation attributes read by name:\n" + "\n".join(raw)

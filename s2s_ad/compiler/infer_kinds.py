@@ -44,7 +44,7 @@ from s2s_ad.compiler.structure_access import (
     constructed,
     field_kind,
 )
-from s2s_ad.compiler.syntax.annotations import get_anno
+from s2s_ad.compiler.syntax.annotations import attribute_of, callee_of, method_of, structure_of
 from s2s_ad.errors import NonDifferentiableError
 from s2s_ad.kernels.gradients import CustomGradFunction
 from s2s_ad.kinds import (  # noqa: F401  (re-exported for the stages)
@@ -154,18 +154,18 @@ class _Kinds:
         if isinstance(op, gast.Subscript) and isinstance(op.slice, gast.Constant) and \
                 isinstance(op.slice.value, str):
             return field_kind(self.atom(op.value), op.slice.value)
-        if isinstance(op, gast.Tuple) and get_anno(op, "structure") is not None:
+        if isinstance(op, gast.Tuple) and structure_of(op) is not None:
             kinds = [self.atom(a) for a in op.elts]
-            return None if None in kinds else get_anno(op, "structure").with_items(kinds)
+            return None if None in kinds else structure_of(op).with_items(kinds)
         if not isinstance(op, gast.Call):
             return _NOT_STRUCTURAL
-        callee = get_anno(op, "callee")
+        callee = callee_of(op)
         if any(callee is m for m in MARKERS):
             return None  # lowered to a direct call once the object's kind is known
         if op.args and isinstance(self.atom(op.args[0]), StructKind):
-            if get_anno(op, "attribute") is not None:  # p.size of a structure: a field
-                return field_kind(self.atom(op.args[0]), get_anno(op, "attribute"))
-            if get_anno(op, "method") is not None:
+            if attribute_of(op) is not None:  # p.size of a structure: a field
+                return field_kind(self.atom(op.args[0]), attribute_of(op))
+            if method_of(op) is not None:
                 return None
         if not builds_structure(callee):
             return _NOT_STRUCTURAL

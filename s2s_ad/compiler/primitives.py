@@ -15,7 +15,7 @@ from typing import Any, ClassVar
 import gast
 
 from s2s_ad.compiler.ir import LocalFunction
-from s2s_ad.compiler.syntax.annotations import get_anno
+from s2s_ad.compiler.syntax.annotations import callee_of
 from s2s_ad.kernels.registry import run_kernel
 from s2s_ad.markers import (
     CustomDerivative,
@@ -180,7 +180,7 @@ def classify(op: gast.expr) -> Primitive:
     if isinstance(op, gast.Subscript):
         return Index([op.value])
     if isinstance(op, gast.Call):
-        callee = get_anno(op, "callee")
+        callee = callee_of(op)
         if callee is run_kernel:
             return KernelCall(list(op.args[1:]), None, callee)
         custom = custom_derivative(callee)

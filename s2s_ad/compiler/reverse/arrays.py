@@ -17,7 +17,7 @@ from s2s_ad.compiler.reverse import saving
 from s2s_ad.compiler.reverse.aliasing import definitions, is_view, sharing
 from s2s_ad.compiler.reverse.context import Context, Where
 from s2s_ad.compiler.reverse.held import refuse_write_into_held
-from s2s_ad.compiler.syntax.annotations import get_anno, set_anno
+from s2s_ad.compiler.syntax.annotations import callee_of, set_line
 from s2s_ad.compiler.syntax.builders import assign, aug_item, call, const, load, substitute
 from s2s_ad.errors import NonDifferentiableError
 from s2s_ad.kinds import NUMERIC, ArrayKind, Kind, array_index, indexed
@@ -81,7 +81,7 @@ def _add_into(cx: Context, s: gast.Assign, d_x: str, index: gast.expr,
     (``rt.scatter_add``), as the gather read each of them."""
     if array_index(s.value.slice, cx.kind) is not None:
         node = gast.Expr(value=call("rt.scatter_add", load(d_x), index, g))
-        set_anno(node, "line", cx.line)
+        set_line(node, cx.line)
         return node
     if cx.kinds.get(s.targets[0].id) == "unknown":
         raise NonDifferentiableError(
@@ -174,7 +174,7 @@ def read_by_items_only(cx: Context, name: str) -> bool:
                     isinstance(node.ctx, gast.Store)
                     or indexed(cx.kinds[name], node.slice, cx.kind) in NUMERIC):
                 continue  # a write, or the read of one number (never a view)
-            if isinstance(node, gast.Call) and get_anno(node, "callee") is np.shape:
+            if isinstance(node, gast.Call) and callee_of(node) is np.shape:
                 continue
             return False
     return True

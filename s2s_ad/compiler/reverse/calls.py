@@ -28,7 +28,7 @@ from s2s_ad.compiler.primitives import (
 from s2s_ad.compiler.reverse import saving
 from s2s_ad.compiler.reverse.context import CalleeLink, Context, Where
 from s2s_ad.compiler.reverse.kernel_calls import given_contributions, primal_kernel_call
-from s2s_ad.compiler.syntax.annotations import copy_annos, get_anno, set_anno
+from s2s_ad.compiler.syntax.annotations import callee_of, copy_annos, set_line
 from s2s_ad.compiler.syntax.builders import (
     assign,
     call,
@@ -69,7 +69,7 @@ def primal_stmt(cx: Context, s: gast.stmt) -> gast.stmt:
         return new
     if not isinstance(value, gast.Call):
         return s
-    if get_anno(value, "callee") is runtime.appended:  # Numba types List() by its appends
+    if callee_of(value) is runtime.appended:  # Numba types List() by its appends
         items, item = value.args
         item = _as_item(cx, cx.kinds.get(items.id), item)
         node = gast.Expr(value=gast.Call(func=gast.Attribute(
@@ -182,7 +182,7 @@ def call_function(cx: Context, s: gast.Assign, target: str, prim: Primitive, whe
     fwd_call = gast.Assign(targets=[gast.Tuple(elts=[store(target), store(res)],
                                                ctx=gast.Store())],
                            value=call, type_comment=None)
-    set_anno(fwd_call, "line", cx.line)
+    set_line(fwd_call, cx.line)
     f, p, res_expr = saving.save_residuals(cx, res, link, where)
     head, g = cx.grad_source(target, prim)
     grads = cx.namer.fresh(f"{link.primal}_grads")
@@ -218,7 +218,7 @@ def call_recomputed(cx: Context, s: gast.Assign, target: str, prim: Primitive,
                         value=gast.Call(func=load(link.forward),
                                         args=saved + passed_globals(cx, link, in_pullback=True),
                                         keywords=[]), type_comment=None)
-    set_anno(rerun, "line", cx.line)
+    set_line(rerun, cx.line)
     head, g = cx.grad_source(target, prim)
     grads = cx.namer.fresh(f"{link.primal}_grads")
     rev = [cx.header()] + rev_restore + head + [rerun, assign(
@@ -262,7 +262,7 @@ def call_custom(cx: Context, s: gast.Assign, target: str, prim: Primitive, where
     fwd_call = gast.Assign(targets=[gast.Tuple(elts=[store(target), store(res)],
                                                ctx=gast.Store())],
                            value=call, type_comment=None)
-    set_anno(fwd_call, "line", cx.line)
+    set_line(fwd_call, cx.line)
     if split is not None:
         res_kind = fwd_link.transform.result_kind
         if isinstance(res_kind, tuple):

@@ -13,7 +13,7 @@ import gast
 
 from s2s_ad.compiler.reverse import recompute
 from s2s_ad.compiler.reverse.context import CalleeLink, Context, Loop, Where
-from s2s_ad.compiler.syntax.annotations import set_anno
+from s2s_ad.compiler.syntax.annotations import set_line
 from s2s_ad.compiler.syntax.builders import assign, aug, call, const, load, subscript_of, tuple_of
 from s2s_ad.kinds import NUMERIC, Kind
 
@@ -84,7 +84,7 @@ def _push_array(cx: Context, name: str, kind: Kind, loop: Loop):
     write = gast.Assign(targets=[gast.Subscript(value=load(tape), slice=load(loop.position),
                                                 ctx=gast.Store())],
                         value=load(name), type_comment=None)
-    set_anno(write, "line", cx.line)
+    set_line(write, cx.line)
     return [write], [], slot
 
 
@@ -99,7 +99,7 @@ def _push_list(cx: Context, name: str):
     cx.cursors.append(assign(cursor, call("len", load(tape))))
     read = cx.namer.fresh(f"{name}_read")
     push = gast.Expr(value=call(f"{tape}.append", load(name)))
-    set_anno(push, "line", cx.line)
+    set_line(push, cx.line)
     pop = [aug(cursor, gast.Sub(), const(1), cx.line),
            assign(read, subscript_of(load(tape), load(cursor)), cx.line)]
     return [push], pop, load(read)

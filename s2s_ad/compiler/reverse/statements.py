@@ -26,7 +26,7 @@ from s2s_ad.compiler.primitives import (
 )
 from s2s_ad.compiler.reverse import arrays, calls, kernel_calls, lists, saving
 from s2s_ad.compiler.reverse.context import Context, Where
-from s2s_ad.compiler.syntax.annotations import get_anno
+from s2s_ad.compiler.syntax.annotations import is_in_place
 from s2s_ad.compiler.syntax.builders import (
     add,
     assign,
@@ -46,7 +46,7 @@ def assign_stmt(cx: Context, s: gast.Assign, where: Where) -> tuple[list, list]:
     if isinstance(s.targets[0], gast.Subscript):
         return arrays.write_item(cx, s, where)
     target = s.targets[0].id
-    if get_anno(s, "in_place") and isinstance(cx.kinds.get(target), ArrayKind):
+    if is_in_place(s) and isinstance(cx.kinds.get(target), ArrayKind):
         arrays.check_in_place(cx, target, s)
     prim = classify(s.value)
     if not cx.activity.active(target):
