@@ -282,15 +282,14 @@ def call_custom(cx: Context, s: gast.Assign, target: str, prim: Primitive, where
                 cx.line)]
     inputs = [prim.operands[pos] for pos in custom.positions(len(prim.operands))]
     kept_fwd: list[gast.stmt] = []
+    kept_pops: list[gast.stmt] = []
 
     def kept(atom: gast.expr, reference: bool = False) -> gast.expr:
-        fk, pk, e = saving.save(cx, atom, where, reference)
-        kept_fwd.extend(fk)
-        rev[1:1] = pk  # after the header
-        return e
+        return saving.keep(cx, atom, where, kept_fwd, kept_pops, reference)
 
     label = repr(getattr(prim.callee, "__name__", "the function"))
     rev += given_contributions(cx, grads, inputs, label, kept)
+    rev[1:1] = kept_pops  # after the header
     return [fwd_call] + f + kept_fwd, rev + cx.reset(target, prim)
 
 

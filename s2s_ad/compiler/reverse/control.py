@@ -129,12 +129,10 @@ def loop(cx: Context, s: gast.For | gast.While, where: Where) -> tuple[list, lis
     tail = [aug(info.position, gast.Sub(), const(1), line)] if info.tapes else []
     bounds: dict[str, gast.expr] = {}
     if recompute.needs_index(info):  # the k-th iteration's loop variable is recomputed
-        popped = 0
+        bound_pops: list[gast.stmt] = []
         for key, atom in zip(("start", "step"), recompute.range_bounds(s), strict=True):
-            b_f, b_p, bounds[key] = saving.save(cx, atom, where)
-            pre += b_f
-            p = p[:len(p) - popped] + b_p + p[len(p) - popped:]  # popped in reverse order
-            popped += len(b_p)
+            bounds[key] = saving.keep(cx, atom, where, pre, bound_pops)
+        p = p + bound_pops
         step = cx.namer.fresh("k")
         backwards = call("range", gast.BinOp(left=count, op=gast.Sub(), right=const(1)),
                          const(-1), const(-1))

@@ -58,6 +58,20 @@ def save(cx: Context, atom: gast.expr, where: Where, reference: bool = False
     return out
 
 
+def keep(cx: Context, atom: gast.expr, where: Where, fwd: list[gast.stmt],
+         pops: list[gast.stmt], reference: bool = False) -> gast.expr:
+    """Save ``atom`` for the pullback (see :func:`save`) as one of several saves of a
+    statement, and return the expression the pullback reads it by.
+
+    Its forward statements go at the end of ``fwd`` (saves run in order), its pullback
+    statements at the front of ``pops``: the pullback runs the forward sweep backwards,
+    so the value saved last is read back first."""
+    f, p, e = save(cx, atom, where, reference)
+    fwd.extend(f)
+    pops[:0] = p
+    return e
+
+
 def rebound(cx: Context, names: list[str]) -> None:
     """``names`` were just bound again: later reads save their new values."""
     for name in names:
@@ -120,8 +134,5 @@ def save_residuals(cx: Context, res: str, link: CalleeLink, where: Where):
         part = cx.namer.fresh(f"{res}_{i}")
         cx.kinds[part] = kind
         fwd.append(assign(part, subscript_of(load(res), i), cx.line))
-        f, p, e = save(cx, load(part), where)
-        fwd += f
-        pops[:0] = p
-        reads.append(e)
+        reads.append(keep(cx, load(part), where, fwd, pops))
     return fwd, pops, tuple_of(reads)

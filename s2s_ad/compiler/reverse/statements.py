@@ -90,10 +90,8 @@ def apply_rule(cx: Context, s: gast.Assign, target: str, prim: Primitive, where:
         if key not in saved:
             if tname == "z":  # the value after this statement, not a read before it
                 saving.rebound(cx, [target])
-            f, p, e = saving.save(cx, atom, where)
-            (after if tname == "z" else before).extend(f)
-            pops[:0] = p
-            saved[key] = e
+            saved[key] = saving.keep(cx, atom, where, after if tname == "z" else before,
+                                     pops)
         return saved[key]
 
     for pos, atom in prim.differentiable_operands():
