@@ -9,6 +9,7 @@ from __future__ import annotations
 import dataclasses
 import functools
 import math
+import re
 from pathlib import Path
 
 import custom_functions
@@ -122,3 +123,15 @@ def test_annotations_are_read_only_through_their_accessors():
            if path.name != "annotations.py"
            for n, line in enumerate(path.read_text().splitlines(), 1) if '"_s2s_' in line]
     assert not raw, "annotation attributes read by name:\n" + "\n".join(raw)
+
+
+# -- the saves of one statement: one helper ------------------------------------------------
+
+
+def test_the_pops_of_several_saves_are_ordered_in_one_place():
+    """``saving.keep`` alone puts a save's pullback statements in front of those of
+    the saves before it (the pullback reads the value saved last first)."""
+    found = [f"{path.relative_to(ROOT)}: {line.strip()}"
+             for path in sorted((ROOT / "compiler").rglob("*.py"))
+             for line in path.read_text().splitlines() if re.search(r"pops\[:0\]", line)]
+    assert found == ["compiler/reverse/saving.py: pops[:0] = p"]
