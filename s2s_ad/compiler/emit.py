@@ -31,7 +31,7 @@ from pathlib import Path
 
 import gast
 
-from s2s_ad.compiler.syntax.annotations import get_anno
+from s2s_ad.compiler.syntax.annotations import comment_of, line_of
 
 _MARK = "__s2s_comment_{}__"
 
@@ -99,8 +99,8 @@ class _Comments:
         out: list[gast.stmt] = []
         last_line = None
         for s in body:
-            comment = get_anno(s, "comment")
-            line = get_anno(s, "line")
+            comment = comment_of(s)
+            line = line_of(s)
             if comment is not None:
                 if comment != last_line:
                     text = comment if line is None else f"{comment}: {self.source(line)}"
