@@ -1,5 +1,5 @@
-"""Structures as tuples (part of the kinds stage): field reads, constructions and
-method calls become tuple operations and direct calls.
+"""The structures stage: field reads, constructions and method calls become tuple
+operations and direct calls; every later stage sees tuples.
 
 The normalizer cannot know which values are structures (it runs before kinds),
 so it writes what it sees: ``t = p.x`` (an attribute read), ``call_method(p,
@@ -13,16 +13,22 @@ so it writes what it sees: ``t = p.x`` (an attribute read), ``call_method(p,
 * ``Point(a, b)``, ``dict(w=a)`` and ``dataclasses.replace(p, x=a)`` -> tuple
   displays that remember their structure (the ``structure`` annotation).
 
-Every later stage sees tuples, which it already differentiates.
-
 >>> import dataclasses, s2s_ad as ad
 >>> @dataclasses.dataclass
 ... class Point:
 ...     x: float
 ...     y: float
->>> print(ad.source(lambda p: p.x * p.y, Point(3.0, 4.0), stage="anf"))
+>>> norm2 = lambda p: p.x * p.y
+>>> for stage in ("anf", "structures"):  # before and after
+...     print(ad.source(norm2, Point(3.0, 4.0), stage=stage))
 def lambda_(p):
-    # line 1: print(ad.source(lambda p: p.x * p.y, Point(3.0, 4.0), stage="anf"))
+    # line 1: norm2 = lambda p: p.x * p.y
+    p_x = p.x
+    p_y = p.y
+    result = p_x * p_y
+    return result
+def lambda_(p):
+    # line 1: norm2 = lambda p: p.x * p.y
     p_x = p[0]
     p_y = p[1]
     result = p_x * p_y
