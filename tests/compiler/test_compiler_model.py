@@ -23,7 +23,7 @@ from s2s_ad.compiler.syntax import annotations
 from s2s_ad.compiler.syntax.annotations import set_callee
 from s2s_ad.kernels.registry import run_kernel
 
-ROOT = Path(__file__).resolve().parent.parent / "s2s_ad"
+ROOT = Path(__file__).resolve().parents[2] / "s2s_ad"
 
 
 def _call(text: str, callee) -> gast.Call:
