@@ -107,7 +107,7 @@ class ZeroDerivative:
 def _all_names(op: gast.expr, through_cuts: bool = True) -> list[str]:
     """Names ``op`` reads; with ``through_cuts=False``, none for ``without_derivative``."""
     prim = classify(op)
-    if prim.what == "cut" and not through_cuts:
+    if prim.cuts and not through_cuts:
         return []
     if prim.operands:
         return [a.id for a in prim.operands if isinstance(a, gast.Name)]

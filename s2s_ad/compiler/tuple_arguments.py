@@ -11,10 +11,10 @@ tuples (of ints) are left alone.
 
 >>> import gast
 >>> from s2s_ad.compiler.syntax.names import Namer
->>> from s2s_ad.compiler.syntax.annotations import set_anno
+>>> from s2s_ad.compiler.syntax.annotations import set_callee
 >>> import numpy as np
 >>> fdef = gast.parse("def f(x):\\n b = (x, x)\\n m = np.mean(b)\\n return m").body[0]
->>> set_anno(fdef.body[1].value, "callee", np.mean)
+>>> set_callee(fdef.body[1].value, np.mean)
 >>> arrays_for_tuples(fdef, {"b": ("float", "float")}, Namer({"x", "b", "m"}))
 {'b_array'}
 >>> print(gast.unparse(fdef).strip())  # doctest: +NORMALIZE_WHITESPACE
@@ -32,7 +32,7 @@ from collections.abc import Callable
 import gast
 import numpy as np
 
-from s2s_ad.compiler.syntax.annotations import copy_annos, get_anno, set_anno
+from s2s_ad.compiler.syntax.annotations import callee_of, copy_annos, set_callee
 from s2s_ad.compiler.syntax.builders import const, load, store
 from s2s_ad.compiler.syntax.names import Namer
 from s2s_ad.errors import Location, NonDifferentiableError
@@ -80,7 +80,7 @@ def _block(stmts: list[gast.stmt], kinds: dict, namer: Namer, fresh: set[str],
             convert = gast.Call(func=gast.Attribute(value=load("np"), attr="array",
                                                     ctx=gast.Load()),
                                 args=[load(call.args[0].id)], keywords=[])
-            set_anno(convert, "callee", np.array)
+            set_callee(convert, np.array)
             stmts.insert(i, copy_annos(stmt, gast.Assign(targets=[store(name)], value=convert,
                                                          type_comment=None)))
             call.args[0] = load(name)
@@ -92,7 +92,7 @@ def _block(stmts: list[gast.stmt], kinds: dict, namer: Namer, fresh: set[str],
 def _converts(call: gast.expr | None, kinds: dict) -> bool:
     if not (isinstance(call, gast.Call) and call.args and isinstance(call.args[0], gast.Name)):
         return False
-    callee = get_anno(call, "callee")
+    callee = callee_of(call)
     kind = kinds.get(call.args[0].id)
     return (isinstance(kind, tuple) and (carries_derivative(kind) or kind == ())
             and (getattr(callee, "__module__", None) or "").startswith("numpy")
@@ -107,13 +107,13 @@ def _operands_as_arrays(stmt: gast.stmt, call: gast.expr | None, kinds: dict, na
     operand, and operands of ``np.concatenate``/``np.stack`` of different ranks, are
     refused at the line (NumPy's ValueError)."""
     if not (isinstance(call, gast.Call) and call.args and isinstance(call.args[0], gast.Name)
-            and any(get_anno(call, "callee") is f for f in OPERAND_TAKERS)):
+            and any(callee_of(call) is f for f in OPERAND_TAKERS)):
         return []
     sequence = call.args[0].id
     items = kinds.get(sequence)
     if not isinstance(items, tuple) or isinstance(items, StructKind):
         return []
-    callee = get_anno(call, "callee")
+    callee = callee_of(call)
     name = f"np.{callee.__name__}"
     for k, item in enumerate(items):
         if _ragged(item):
@@ -136,7 +136,7 @@ def _operands_as_arrays(stmt: gast.stmt, call: gast.expr | None, kinds: dict, na
             convert = gast.Call(func=gast.Attribute(value=load("np"), attr="array",
                                                     ctx=gast.Load()),
                                 args=[load(part)], keywords=[])
-            set_anno(convert, "callee", np.array)
+            set_callee(convert, np.array)
             out.append(_assign(stmt, array, convert))
             part = array
         elts.append(load(part))

@@ -24,10 +24,11 @@ from s2s_ad.compiler.dependencies import note_attribute
 from s2s_ad.compiler.ir import GlobalRead, LocalFunction
 from s2s_ad.compiler.primitives import LIBRARY_MODULES, is_library
 from s2s_ad.compiler.structure_access import builds_structure, call_method, call_value
-from s2s_ad.compiler.syntax.annotations import get_anno, set_anno
+from s2s_ad.compiler.syntax.annotations import callee_of, set_attribute, set_callee, set_method
 from s2s_ad.compiler.syntax.builders import assigned_names, const, load
 from s2s_ad.compiler.syntax.names import op_word
 from s2s_ad.kinds import is_structure
+from s2s_ad.rules import array_methods
 
 _NUMBER = (numbers.Number, np.generic)
 
@@ -35,11 +36,9 @@ _NUMBER = (numbers.Number, np.generic)
 ARRAY_ATTRIBUTES = {"T": np.transpose, "shape": np.shape, "size": np.size, "ndim": np.ndim}
 
 
-ARRAY_METHODS = {"sum": np.sum, "mean": np.mean, "prod": np.prod, "max": np.max,
-                 "min": np.min, "reshape": np.reshape, "transpose": np.transpose,
-                 "dot": np.dot, "copy": np.copy, "argmax": np.argmax, "argmin": np.argmin,
-                 "ravel": np.ravel, "flatten": np.ravel, "clip": np.clip, "astype": None,
-                 "cumsum": np.cumsum, "take": np.take}
+# ``x.sum()`` is ``np.sum(x)``: the spellings the rules declare (``Rule.methods``), and
+# ``astype``, which picks its function from its dtype argument (``ExpressionNormalizer.astype``)
+ARRAY_METHODS = {**array_methods(), "astype": None}
 
 
 def atom_word(atom: gast.expr) -> str:
@@ -164,8 +163,8 @@ class ExpressionNormalizer:
                              f"{atom_word(read.value)}_{node.attr}", node)
         target = ARRAY_ATTRIBUTES[node.attr]
         call = gast.Call(func=node, args=[self.atom(node.value)], keywords=[])
-        set_anno(call, "callee", target)
-        set_anno(call, "attribute", node.attr)  # a structure's field, if that is what it is
+        set_callee(call, target)
+        set_attribute(call, node.attr)  # a structure's field, if that is what it is
         gast.copy_location(call, node)
         stem = f"{atom_word(call.args[0])}_{'T' if node.attr == 'T' else node.attr}"
         return self.temp(call, stem, node)
@@ -257,7 +256,7 @@ class ExpressionNormalizer:
                                  "use a dict with string keys, a dataclass or a tuple")
             keywords.append(gast.keyword(arg=key.value, value=self.atom(value)))
         call = gast.Call(func=load("dict"), args=[], keywords=keywords)
-        set_anno(call, "callee", dict)
+        set_callee(call, dict)
         return call
 
     def compare(self, node: gast.Compare) -> tuple[gast.expr, str]:
@@ -365,8 +364,8 @@ class ExpressionNormalizer:
     def call(self, node: gast.Call) -> tuple[gast.expr, str]:
         func = node.func
         method_name = None
-        if get_anno(node, "callee") is not None:  # a call the compiler wrote (np.array)
-            target = get_anno(node, "callee")
+        if callee_of(node) is not None:  # a call the compiler wrote (np.array)
+            target = callee_of(node)
         elif isinstance(func, gast.Attribute) and self._is_array_value(func.value):
             method_name = func.attr
             target, args, keywords = self.method(node)
@@ -394,13 +393,13 @@ class ExpressionNormalizer:
             acc = args[0]
             for a in args[1:-1]:
                 inner = gast.Call(func=func, args=[acc, a], keywords=[])
-                set_anno(inner, "callee", target)
+                set_callee(inner, target)
                 acc = self.temp(gast.copy_location(inner, node), target.__name__, node)
             args = [acc, args[-1]]
         call = gast.Call(func=func, args=args, keywords=keywords)
-        set_anno(call, "callee", target)
+        set_callee(call, target)
         if method_name is not None and target is not call_method:
-            set_anno(call, "method", method_name)  # a structure's method, if it is one
+            set_method(call, method_name)  # a structure's method, if it is one
         name = getattr(target, "__name__", "call")
         stem = f"{name}_{atom_word(args[0])}" if len(args) == 1 else name
         if target is call_method:

@@ -44,7 +44,7 @@ from s2s_ad import runtime
 from s2s_ad.compiler.ir import LocalFunction
 from s2s_ad.compiler.lists import named_values
 from s2s_ad.compiler.normalize.expressions import ExpressionNormalizer
-from s2s_ad.compiler.syntax.annotations import get_anno, set_anno
+from s2s_ad.compiler.syntax.annotations import callee_of, set_callee
 from s2s_ad.compiler.syntax.builders import load, store
 
 COMPREHENSIONS = (gast.ListComp, gast.GeneratorExp)
@@ -60,7 +60,7 @@ def list_names(fdef: gast.FunctionDef) -> set[str]:
 
 def _runtime_call(fn: Any, name: str, *args: gast.expr) -> gast.Call:
     node = gast.Call(func=load(name), args=list(args), keywords=[])
-    set_anno(node, "callee", fn)
+    set_callee(node, fn)
     return node
 
 
@@ -159,14 +159,14 @@ class ListNormalizer(ExpressionNormalizer):
             for node in gast.walk(stmt):
                 if isinstance(node, gast.Subscript):
                     allowed.add(id(node.value))
-                elif isinstance(node, gast.Call) and get_anno(node, "callee") in _TAKES_LISTS:
+                elif isinstance(node, gast.Call) and callee_of(node) in _TAKES_LISTS:
                     allowed |= {id(a) for a in node.args}
         for stmt in body:
             for node in gast.walk(stmt):
                 if isinstance(node, gast.Assign) and isinstance(node.targets[0], gast.Name) \
                         and node.targets[0].id in self.list_names and not (
-                            isinstance(node.value, gast.Call) and get_anno(
-                                node.value, "callee") in (runtime.new_list, runtime.appended)):
+                            isinstance(node.value, gast.Call) and callee_of(
+                                node.value) in (runtime.new_list, runtime.appended)):
                     raise self.error(node, f"the list '{node.targets[0].id}' is bound to "
                                      "another value", "give the new value its own name")
                 if isinstance(node, gast.Name) and node.id in self.list_names and \
@@ -202,12 +202,12 @@ class ListNormalizer(ExpressionNormalizer):
         """A call; ``np.stack(items)`` and ``np.concatenate(items)`` (axis 0) of a
         list as the same operation on ``rt.list_array(items)``."""
         op, stem = super().call(node)
-        target = get_anno(op, "callee")
+        target = callee_of(op)
         joins = [to for of, to in _JOINED if of is target]
         if joins and op.args and self._from_list(op.args[0]) and \
                 _axis_zero(op.args[1:], op.keywords):
             joined = gast.Call(func=op.func, args=[op.args[0]], keywords=[])
-            set_anno(joined, "callee", joins[0])
+            set_callee(joined, joins[0])
             return gast.copy_location(joined, op), stem
         return op, stem
 

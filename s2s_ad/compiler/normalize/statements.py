@@ -31,7 +31,14 @@ from s2s_ad.compiler.normalize.control import desugar_control
 from s2s_ad.compiler.normalize.expressions import atom_word, is_atom
 from s2s_ad.compiler.normalize.growing import COMPREHENSIONS, ListNormalizer, list_names
 from s2s_ad.compiler.parse import finish_parse, lambda_to_def
-from s2s_ad.compiler.syntax.annotations import copy_annos, get_anno, set_anno
+from s2s_ad.compiler.syntax.annotations import (
+    callee_of,
+    copy_annos,
+    line_of,
+    mark_in_place,
+    set_callee,
+    set_line,
+)
 from s2s_ad.compiler.syntax.builders import assigned_names, const, load, loaded_names, store
 from s2s_ad.compiler.syntax.names import RESERVED, Namer, module_functions
 from s2s_ad.errors import NonDifferentiableError
@@ -90,7 +97,7 @@ class _Normalizer(ListNormalizer):
     def emit(self, stmt: gast.stmt, like: gast.AST | None = None) -> gast.stmt:
         if like is not None:
             gast.copy_location(stmt, like)
-        set_anno(stmt, "line", getattr(like, "lineno", None) or self.line)
+        set_line(stmt, getattr(like, "lineno", None) or self.line)
         self.out.append(stmt)
         return stmt
 
@@ -116,7 +123,7 @@ class _Normalizer(ListNormalizer):
 
     # -- statements ------------------------------------------------------------
     def stmt(self, s: gast.stmt) -> None:
-        line = get_anno(s, "line")
+        line = line_of(s)
         if line is None:
             self.line = getattr(s, "lineno", self.line)
         method = getattr(self, "stmt_" + type(s).__name__, None)
@@ -165,7 +172,7 @@ class _Normalizer(ListNormalizer):
         gast.copy_location(value, s)
         self.assign_to(s.target, value, s)
         if isinstance(s.target, gast.Name):
-            set_anno(self.out[-1], "in_place", True)  # on an array, Python mutates it
+            mark_in_place(self.out[-1])  # on an array, Python mutates it
 
     def assign_to(self, target: gast.expr, value: gast.expr, s: gast.stmt) -> None:
         if isinstance(target, gast.Name) and isinstance(value, (gast.List, *COMPREHENSIONS)):
@@ -224,7 +231,7 @@ class _Normalizer(ListNormalizer):
 
     def stmt_For(self, s: gast.For) -> None:
         it = s.iter
-        if not (isinstance(it, gast.Call) and (get_anno(it, "callee") is range
+        if not (isinstance(it, gast.Call) and (callee_of(it) is range
                                                or self._is_range(it.func))):
             self.indexed_loop(s)
             return
@@ -234,7 +241,7 @@ class _Normalizer(ListNormalizer):
             raise self.error(it, "range(...) takes one to three positional arguments")
         args = [self.atom(a) for a in it.args]
         rng = gast.Call(func=load("range"), args=args, keywords=[])
-        set_anno(rng, "callee", range)
+        set_callee(rng, range)
         node = gast.For(target=store(s.target.id), iter=rng, body=self.block(s.body),
                         orelse=[], type_comment=None)
         self.emit(node, s)
@@ -392,7 +399,7 @@ def _value_uses(body: list[gast.stmt], name: str) -> bool:
 def _call(name: str, *args: gast.expr) -> gast.Call:
     """A call of the builtin ``name`` (never a user variable of that name)."""
     node = gast.Call(func=load(name), args=list(args), keywords=[])
-    set_anno(node, "callee", getattr(builtins, name))
+    set_callee(node, getattr(builtins, name))
     return node
 
 

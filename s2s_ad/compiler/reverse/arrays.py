@@ -17,7 +17,7 @@ from s2s_ad.compiler.reverse import saving
 from s2s_ad.compiler.reverse.aliasing import definitions, is_view, sharing
 from s2s_ad.compiler.reverse.context import Context, Where
 from s2s_ad.compiler.reverse.held import refuse_write_into_held
-from s2s_ad.compiler.syntax.annotations import get_anno, set_anno
+from s2s_ad.compiler.syntax.annotations import callee_of, set_line
 from s2s_ad.compiler.syntax.builders import assign, aug_item, call, const, load, substitute
 from s2s_ad.errors import NonDifferentiableError
 from s2s_ad.kinds import NUMERIC, ArrayKind, Kind, array_index, indexed
@@ -49,10 +49,7 @@ def index_reads(cx: Context, index: gast.expr, where: Where, fwd: list, pops: li
     names = sorted({n.id for n in gast.walk(index) if isinstance(n, gast.Name)})
     reads = {}
     for name in names:
-        f, p, e = saving.save(cx, load(name), where)
-        fwd.extend(f)
-        pops[:0] = p
-        reads[name] = e
+        reads[name] = saving.keep(cx, load(name), where, fwd, pops)
     return substitute(index, reads)
 
 
@@ -64,9 +61,7 @@ def read_item(cx: Context, s: gast.Assign, target: str, prim: Primitive, where: 
     rev_body: list[gast.stmt] = []
     head, g = cx.grad_source(target, prim)
     if cx.active(base):
-        f, p, base_value = saving.save(cx, base, where, reference=True)  # for its shape
-        fwd += f
-        pops[:0] = p
+        base_value = saving.keep(cx, base, where, fwd, pops, reference=True)  # for its shape
         index = index_reads(cx, s.value.slice, where, fwd, pops)
         d_x = cx.adj(base.id)
         rev_body = materialized(cx, d_x, base_value, base.id, where) + [
@@ -81,7 +76,7 @@ def _add_into(cx: Context, s: gast.Assign, d_x: str, index: gast.expr,
     (``rt.scatter_add``), as the gather read each of them."""
     if array_index(s.value.slice, cx.kind) is not None:
         node = gast.Expr(value=call("rt.scatter_add", load(d_x), index, g))
-        set_anno(node, "line", cx.line)
+        set_line(node, cx.line)
         return node
     if cx.kinds.get(s.targets[0].id) == "unknown":
         raise NonDifferentiableError(
@@ -128,9 +123,7 @@ def write_item(cx: Context, s: gast.Assign, where: Where) -> tuple[list, list]:
     if isinstance(item_kind, ArrayKind):
         read = call("np.copy", read)
     fwd.append(assign(old, read, cx.line))
-    f, p, old_value = saving.save(cx, load(old), where)
-    fwd += f
-    pops[:0] = p
+    old_value = saving.keep(cx, load(old), where, fwd, pops)
     restore = gast.Assign(targets=[gast.Subscript(value=load(name), slice=index,
                                                   ctx=gast.Store())],
                           value=old_value, type_comment=None)
@@ -174,7 +167,7 @@ def read_by_items_only(cx: Context, name: str) -> bool:
                     isinstance(node.ctx, gast.Store)
                     or indexed(cx.kinds[name], node.slice, cx.kind) in NUMERIC):
                 continue  # a write, or the read of one number (never a view)
-            if isinstance(node, gast.Call) and get_anno(node, "callee") is np.shape:
+            if isinstance(node, gast.Call) and callee_of(node) is np.shape:
                 continue
             return False
     return True
@@ -203,9 +196,7 @@ def write_scratch(cx: Context, s: gast.Assign, where: Where) -> tuple[list, list
         part = _written_part(cx, d_x, index, target.slice)
         kind = cx.kind(value)
         if isinstance(kind, ArrayKind):
-            v_f, v_p, v_value = saving.save(cx, value, where, reference=True)
-            fwd += v_f
-            pops[:0] = v_p
+            v_value = saving.keep(cx, value, where, fwd, pops, reference=True)
             part = call("rt.unbroadcast", call("np.copy", part), v_value)
         elif isinstance(kind_of_item(cx, name, target.slice), ArrayKind):
             part = call("np.sum", part)
@@ -293,9 +284,7 @@ def item_adjoint(cx: Context, name: str, index: gast.expr, value: gast.expr, whe
         part = _written_part(cx, d_x, index, written)
         kind = cx.kind(value)
         if isinstance(kind, ArrayKind):
-            v_f, v_p, v_value = saving.save(cx, value, where)
-            fwd += v_f
-            out[:0] = v_p
+            v_value = saving.keep(cx, value, where, fwd, out)
             part = call("rt.unbroadcast", call("np.copy", part), v_value)
         elif isinstance(item_kind, ArrayKind):  # a number written into a slice
             part = call("np.sum", part)

@@ -29,7 +29,7 @@ from s2s_ad.compiler.ir import GlobalRead
 from s2s_ad.compiler.normalize import NormalFunction
 from s2s_ad.compiler.reverse import calls, control
 from s2s_ad.compiler.reverse.context import CalleeLink, Context, Linker, Where
-from s2s_ad.compiler.syntax.annotations import get_anno
+from s2s_ad.compiler.syntax.annotations import line_of
 from s2s_ad.compiler.syntax.builders import (
     assign,
     call,
@@ -83,7 +83,7 @@ def run(cx: Context) -> Generated:
     *body, ret = fdef.body
     result = ret.value
     fwd_body, rev_body = control.block(cx, body, Where())
-    cx.line = get_anno(ret, "line", cx.line)
+    cx.line = line_of(ret, cx.line)
     primal_body = [_primal(cx, s) for s in body] + [ret]
     seed_name = cx.namer.fresh("d_value")
     result_kind = cx.kind(result)

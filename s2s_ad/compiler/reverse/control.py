@@ -15,7 +15,7 @@ import gast
 
 from s2s_ad.compiler.reverse import calls, recompute, saving, statements
 from s2s_ad.compiler.reverse.context import Context, Loop, Prealloc, Where
-from s2s_ad.compiler.syntax.annotations import get_anno, set_anno
+from s2s_ad.compiler.syntax.annotations import line_of, set_line
 from s2s_ad.compiler.syntax.builders import (
     assign,
     aug,
@@ -38,7 +38,7 @@ def block(cx: Context, stmts: list[gast.stmt], where: Where) -> tuple[list, list
     fwd: list[gast.stmt] = []
     rev: list[gast.stmt] = []
     for s in stmts:
-        cx.line = get_anno(s, "line", cx.line)
+        cx.line = line_of(s, cx.line)
         stored = stored_names(s)
         before = [cx.versions.get(n, 0) for n in stored]
         f, r = statement(cx, s, where)
@@ -68,17 +68,17 @@ def if_(cx: Context, s: gast.If, where: Where) -> tuple[list, list]:
     body_f, body_r = block(cx, s.body, Where(loop=where.loop, conditional=True))
     else_f, else_r = block(cx, s.orelse, Where(loop=where.loop, conditional=True))
     node = gast.If(test=s.test, body=body_f or [gast.Pass()], orelse=else_f)
-    set_anno(node, "line", get_anno(s, "line"))
+    set_line(node, line_of(s))
     if not body_r and not else_r:
         return [node], []
-    cx.line = get_anno(s, "line", cx.line)
+    cx.line = line_of(s, cx.line)
     f, p, cond = saving.save(cx, s.test, where)
     rev_if = gast.If(test=cond, body=body_r or [gast.Pass()], orelse=else_r)
     return [node] + f, p + [rev_if]
 
 
 def loop(cx: Context, s: gast.For | gast.While, where: Where) -> tuple[list, list]:
-    line = get_anno(s, "line", cx.line)
+    line = line_of(s, cx.line)
     info = Loop(counter=cx.namer.fresh("n_iter"), parent=where.loop, line=line)
     recompute.plan(cx, s, info)
     plan = preallocation(cx, s, where, info)
@@ -121,7 +121,7 @@ def loop(cx: Context, s: gast.For | gast.While, where: Where) -> tuple[list, lis
     cx.kinds[info.counter] = "int"
     node = copy.copy(s)
     node.body = head + body_f
-    set_anno(node, "line", line)
+    set_line(node, line)
     pre.append(assign(info.counter, const(0), line))
     if where.top:
         cx.stable.add(info.counter)
@@ -129,12 +129,10 @@ def loop(cx: Context, s: gast.For | gast.While, where: Where) -> tuple[list, lis
     tail = [aug(info.position, gast.Sub(), const(1), line)] if info.tapes else []
     bounds: dict[str, gast.expr] = {}
     if recompute.needs_index(info):  # the k-th iteration's loop variable is recomputed
-        popped = 0
+        bound_pops: list[gast.stmt] = []
         for key, atom in zip(("start", "step"), recompute.range_bounds(s), strict=True):
-            b_f, b_p, bounds[key] = saving.save(cx, atom, where)
-            pre += b_f
-            p = p[:len(p) - popped] + b_p + p[len(p) - popped:]  # popped in reverse order
-            popped += len(b_p)
+            bounds[key] = saving.keep(cx, atom, where, pre, bound_pops)
+        p = p + bound_pops
         step = cx.namer.fresh("k")
         backwards = call("range", gast.BinOp(left=count, op=gast.Sub(), right=const(1)),
                          const(-1), const(-1))
@@ -144,7 +142,7 @@ def loop(cx: Context, s: gast.For | gast.While, where: Where) -> tuple[list, lis
     head_r = recompute.reverse_head(cx, info, step, bounds)
     rev_loop = gast.For(target=store(step), iter=backwards, body=head_r + body_r + tail,
                         orelse=[], type_comment=None)
-    set_anno(rev_loop, "line", line)
+    set_line(rev_loop, line)
     return pre + [node] + f, p + [rev_loop]
 
 
@@ -171,6 +169,6 @@ def preallocation(cx: Context, s: gast.For | gast.While, where: Where,
                             for a in s.iter.args):
         return None
     info.trip = cx.namer.fresh("trip_count")
-    outer.before.append(assign(info.trip, call("len", s.iter), get_anno(s, "line")))
+    outer.before.append(assign(info.trip, call("len", s.iter), line_of(s)))
     return Prealloc(assigned=outer.assigned, trips=outer.trips + [info.trip],
                      before=outer.before)

@@ -122,10 +122,7 @@ def call_kernel(cx: Context, s: gast.Assign, target: str, prim: Primitive, where
     pops: list[gast.stmt] = []
 
     def kept(atom: gast.expr, reference: bool = False) -> gast.expr:
-        f, p, e = saving.save(cx, atom, where, reference)
-        fwd.extend(f)
-        pops[:0] = p
-        return e
+        return saving.keep(cx, atom, where, fwd, pops, reference)
 
     saved = [kept(inputs[i]) for i in positions]
     attrs = [gast.keyword(arg=k.arg, value=kept(k.value)) for k in call.keywords]
@@ -133,8 +130,7 @@ def call_kernel(cx: Context, s: gast.Assign, target: str, prim: Primitive, where
     after: list[gast.stmt] = []
     if grad.outputs_to_save:
         saving.rebound(cx, [target])
-        f, p, e = saving.save(cx, load(target), where)
-        after, pops[:0], saved = f, p, saved + [e]
+        saved = saved + [saving.keep(cx, load(target), where, after, pops)]
     head, g = cx.grad_source(target, prim)
     grads = cx.namer.fresh(f"{target}_cotangents")
     grad_fn = _bind(cx, grad.grad_fn, f"{name}_gradient_{grad.fingerprint()}")

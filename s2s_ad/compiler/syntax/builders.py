@@ -9,7 +9,7 @@ import copy
 
 import gast
 
-from s2s_ad.compiler.syntax.annotations import set_anno
+from s2s_ad.compiler.syntax.annotations import set_comment, set_line
 from s2s_ad.errors import NonDifferentiableError
 from s2s_ad.kinds import ArrayKind, Kind, ListKind
 
@@ -28,13 +28,13 @@ def const(value) -> gast.Constant:
 
 def assign(target: str, value: gast.expr, line: int | None = None) -> gast.Assign:
     node = gast.Assign(targets=[store(target)], value=value, type_comment=None)
-    set_anno(node, "line", line)
+    set_line(node, line)
     return node
 
 
 def aug(target: str, op: gast.operator, value: gast.expr, line: int | None) -> gast.AugAssign:
     node = gast.AugAssign(target=store(target), op=op, value=value)
-    set_anno(node, "line", line)
+    set_line(node, line)
     return node
 
 
@@ -42,7 +42,7 @@ def aug_item(name: str, index: gast.expr, value: gast.expr, line: int | None) ->
     node = gast.AugAssign(target=gast.Subscript(value=load(name), slice=index,
                                                 ctx=gast.Store()),
                           op=gast.Add(), value=value)
-    set_anno(node, "line", line)
+    set_line(node, line)
     return node
 
 
@@ -61,7 +61,7 @@ def tuple_of(elts: list[gast.expr]) -> gast.Tuple:
 
 def comment(text: str) -> gast.Expr:
     node = gast.Expr(value=gast.Constant(value=text, kind=None))
-    set_anno(node, "comment", text)
+    set_comment(node, text)
     return node
 
 

@@ -19,7 +19,7 @@ from s2s_ad.compiler.parse import parse_function
 from s2s_ad.compiler.pipeline import PIPELINE, STAGES
 from s2s_ad.kinds import kind_of_value
 
-README = Path(__file__).resolve().parent.parent / "README.md"
+README = Path(__file__).resolve().parents[2] / "README.md"
 
 
 @dataclasses.dataclass
