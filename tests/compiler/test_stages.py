@@ -9,6 +9,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from catalogue import CATALOGUE
 
 import s2s_ad as ad
 from s2s_ad.cli import CliError, build_parser
@@ -75,6 +76,27 @@ def test_a_stage_that_changes_nothing_shares_the_tree_before_it():
     assert trees["tuples"] is trees["kinds"] is trees["activity"] is t.normal.node
     assert ad.source(kinetic, 2.0, 3.0, stage="anf") == ad.source(kinetic, 2.0, 3.0,
                                                                   stage="tuples")
+
+
+def test_the_stages_after_kinds_leave_the_tree_alone(monkeypatch):
+    """``kinds``, ``tuples`` and ``activity`` keep the tree the later stages go on with,
+    uncopied: reversing and emitting must not change it."""
+    reverse, checked_names = pipeline.reverse, []
+
+    def checked(normal, *args):
+        checked_names.append(normal.parsed.name)
+        before = function_source(normal.node, "f")
+        generated = reverse(normal, *args)
+        assert function_source(normal.node, "f") == before, normal.parsed.name
+        return generated
+
+    monkeypatch.setattr(pipeline, "reverse", checked)
+    monkeypatch.setattr(transforms, "_transforms", {})  # every function transformed anew
+    cases = CATALOGUE[::3]
+    for case in cases:
+        transforms.transform(case.fn, [kind_of_value(a) for a in case.args], [0])
+    transforms.transform(energy, [kind_of_value(Particle(1.0, 2.0)), "float"], [0, 1])
+    assert len(checked_names) > len(cases)
 
 
 def test_unknown_stage_names_every_stage():
