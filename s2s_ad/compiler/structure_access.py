@@ -48,7 +48,17 @@ from s2s_ad.compiler.syntax.annotations import (
     set_callee,
     set_structure,
 )
-from s2s_ad.compiler.syntax.builders import const, load, store
+from s2s_ad.compiler.syntax.builders import (
+    assignment,
+    attribute,
+    call_node,
+    const,
+    expr_stmt,
+    load,
+    store,
+    subscript_of,
+    tuple_of,
+)
 from s2s_ad.errors import Location, NonDifferentiableError
 from s2s_ad.kinds import NO_DERIVATIVE, Kind, StaticKind, StructKind, is_dynamic, kind_of_value
 from s2s_ad.markers import with_derivative, without_derivative
@@ -254,7 +264,7 @@ class _Lowering:
             elif isinstance(s, gast.Expr) and isinstance(s.value, gast.Call):
                 *before, new = self.call(s, s.value)
                 out += [copy_annos(s, st) for st in before]
-                out.append(s if new is s.value else copy_annos(s, gast.Expr(value=new)))
+                out.append(s if new is s.value else copy_annos(s, expr_stmt(new)))
             else:
                 out.append(s)
         return out
@@ -267,8 +277,7 @@ class _Lowering:
             return self.field_read(s, target, value, value.slice.value)
         if isinstance(value, gast.Call) and attribute_of(value) is not None and \
                 isinstance(self.kind(value.args[0]), StructKind):  # p.T, p.size: its fields
-            read = gast.Attribute(value=value.args[0], attr=attribute_of(value),
-                                  ctx=gast.Load())
+            read = attribute(value.args[0], attribute_of(value))
             return self.field_read(s, target, gast.copy_location(read, value))
         if isinstance(value, gast.Call):
             *before, new = self.call(s, value)
@@ -279,7 +288,7 @@ class _Lowering:
         if value is s.value:
             return s
         self.changed = True
-        return copy_annos(s, gast.Assign(targets=s.targets, value=value, type_comment=None))
+        return copy_annos(s, assignment(s.targets, value))
 
     def field_read(self, s: gast.Assign, target: str, node: gast.expr,
                    name: str | None = None) -> list[gast.stmt]:
@@ -295,15 +304,14 @@ class _Lowering:
                              "pass a dataclass, dict or named tuple, or read it into a variable "
                              "outside the function")
         if name in kind.fields:
-            item = gast.Subscript(value=load(base.id), slice=const(kind.fields.index(name)),
-                                  ctx=gast.Load())
+            item = subscript_of(load(base.id), const(kind.fields.index(name)))
             if name not in kind.cut:
                 return [self.rebind(s, item)]
             raw = self.namer.fresh(f"{target}_carried")
             self.fresh.add(raw)
-            cut = gast.Call(func=load("without_derivative"), args=[load(raw)], keywords=[])
+            cut = call_node(load("without_derivative"), [load(raw)])
             set_callee(cut, without_derivative)
-            first = copy_annos(s, gast.Assign(targets=[store(raw)], value=item, type_comment=None))
+            first = copy_annos(s, assignment([store(raw)], item))
             return [first, self.rebind(s, cut)]
         statics = dict(kind.statics)
         if name in statics:
@@ -378,9 +386,8 @@ class _Lowering:
                              f"{_kind_text(item_kind)}, which cannot be called")
         field = self.namer.fresh(f"{base.id}_{name}")
         self.fresh.add(field)
-        item = gast.Subscript(value=load(base.id), slice=const(kind.fields.index(name)),
-                              ctx=gast.Load())
-        read = gast.Assign(targets=[store(field)], value=item, type_comment=None)
+        item = subscript_of(load(base.id), const(kind.fields.index(name)))
+        read = assignment([store(field)], item)
         return [read, self._direct(fn, [load(field), *args], value.keywords, value)]
 
     def _value_callee(self, atom: gast.expr, where: gast.AST) -> Callable:
@@ -397,8 +404,7 @@ class _Lowering:
         """``fn(*args, **keywords)`` with keywords and defaults bound to positions (for
         a Python function; a library function's call keeps its keywords)."""
         if not isinstance(fn, types.FunctionType):
-            new = gast.Call(func=load(getattr(fn, "__name__", "function")), args=args,
-                            keywords=keywords)
+            new = call_node(load(getattr(fn, "__name__", "function")), args, keywords)
             set_callee(new, fn)
             self.changed = True
             return gast.copy_location(new, where)
@@ -416,9 +422,9 @@ class _Lowering:
                 raise self.error(where, f"missing argument '{p.name}' in the call of "
                                  f"{fn.__qualname__}")
         qual = fn.__qualname__.split(".")
-        func = gast.Attribute(value=load(qual[-2]), attr=qual[-1], ctx=gast.Load()) \
+        func = attribute(load(qual[-2]), qual[-1]) \
             if len(qual) > 1 else load(qual[-1])
-        new = gast.Call(func=func, args=bound, keywords=[])
+        new = call_node(func, bound)
         set_callee(new, fn)
         self.changed = True
         return gast.copy_location(new, where)
@@ -452,10 +458,10 @@ class _Lowering:
                 continue
             name = self.namer.fresh(f"{atoms[0].id}_{template.fields[src[2]]}")
             self.fresh.add(name)
-            item = gast.Subscript(value=load(atoms[0].id), slice=const(src[2]), ctx=gast.Load())
-            before.append(gast.Assign(targets=[store(name)], value=item, type_comment=None))
+            item = subscript_of(load(atoms[0].id), const(src[2]))
+            before.append(assignment([store(name)], item))
             items.append(load(name))
-        display = gast.copy_location(gast.Tuple(elts=items, ctx=gast.Load()), value)
+        display = gast.copy_location(tuple_of(items), value)
         set_structure(display, template)
         self.changed = True
         return before + [display]
