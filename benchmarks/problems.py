@@ -183,7 +183,7 @@ PROBLEMS = [
 
 # ======================================================================================
 # Array problems: NumPy arrays in, a float out; the gradient is taken with respect to
-# the arrays named in ``wrt``.  Copied from tests/test_array_workloads.py (the loop form
+# the arrays named in ``wrt``.  Copied from tests/test_workloads.py (the loop form
 # of GMM that s2s_ad compiles), with the ADBench/benchmark sizes.
 # ======================================================================================
 

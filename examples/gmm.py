@@ -4,7 +4,7 @@ Run: python examples/gmm.py
 
 The loop form is what a user of s2s_ad writes: s2s_ad differentiates it as
 written, and Numba compiles both the objective and the gradient.  The tests
-(tests/test_array_workloads.py) and the benchmarks import it from here.
+(tests/test_workloads.py) and the benchmarks import it from here.
 """
 
 import math

@@ -7,7 +7,7 @@ import sys
 from pathlib import Path
 
 # Tests check values, not speed: LLVM at level 1 compiles the generated code about 3.5x
-# faster (a tests/test_nn.py conv2d gradient: 48 s -> 14 s on a quiet 2-core machine).
+# faster (a tests/nn/test_nn.py conv2d gradient: 48 s -> 14 s on a quiet 2-core machine).
 # These less optimised builds go to a compile cache of their own, never the user's.
 os.environ.setdefault("NUMBA_OPT", "1")
 os.environ.setdefault("S2S_AD_CACHE_DIR",
@@ -18,7 +18,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "examples"))
 # the longest tests (Numba compiles of whole models), started first (pytest-xdist
 # hands tests out in collection order)
 FIRST = ("test_nn.py", "test_kernel_gradients.py", "test_structures.py", "test_fuzz.py",
-         "test_rules_more.py", "test_issue20_rules.py")
+         "test_numpy_rules.py", "test_rule_semantics.py")
 
 
 def pytest_collection_modifyitems(config, items):

@@ -1,6 +1,6 @@
 """One small function per construct that s2s_ad refuses (SPEC section 1).
 
-Each offending line carries the comment ``# <- here``; tests/test_errors.py
+Each offending line carries the comment ``# <- here``; tests/api/test_errors.py
 finds it to know which line (and, through a marker substring, which column)
 the error must point at.  Nothing here is meant to run: these functions exist
 to be handed to the compiler.

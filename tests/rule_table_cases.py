@@ -469,7 +469,7 @@ rule(np.linalg.det, None,
      Case("np.linalg.det-stack", "np.linalg.det(A)", args(A=well_conditioned_stack(3, 2)),
           numba=True))
 
-# ---- einsum, scans, sorting, gathers, conversions (more in test_rules_more.py) ------------
+# ---- einsum, scans, sorting, gathers, conversions (more in rules/test_numpy_rules.py) ------------
 rule(np.einsum, 2,
      Case("np.einsum-transpose", "np.einsum('ij->ji', a)", args(a=unif(M))),
      Case("np.einsum-diagonal", "np.einsum('ii->i', a)", args(a=unif((3, 3))), numba=True),

@@ -1,6 +1,6 @@
 """The source-to-source compiler: one module (or small package) per stage.
 
-``pipeline.py`` lists the stages in order.  May import ``s2s_ad.errors``,
-``s2s_ad.kinds``, ``s2s_ad.markers``, ``s2s_ad.rules`` and ``s2s_ad.runtime``
-(never ``api``, ``introspect`` or ``cli``).
+``pipeline.py`` lists the stages in order.  What it may import is stated once, in
+the ``LAYERS`` table of ``tests/test_layout.py`` (never ``api``, ``introspect`` or
+``cli``).
 """

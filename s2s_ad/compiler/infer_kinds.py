@@ -177,24 +177,7 @@ class _Kinds:
             return "unknown"  # lowering reports it at its line
 
     def rule_kind(self, prim, kinds: list, op: gast.expr) -> Kind | None:
-        kind = prim.rule.kind
-        if callable(kind):
-            return None if None in kinds else kind(kinds, prim.operands)
-        if kind == "join":
-            return broadcast(kinds)
-        if kind == "pow":
-            a, b = kinds
-            exponent = prim.operands[1]
-            int_exp = isinstance(exponent, gast.Constant) and isinstance(exponent.value, int) \
-                and exponent.value >= 0
-            if a in ("int", "bool") and int_exp:
-                return "int"
-            if None in kinds:
-                return None
-            if any(isinstance(k, ArrayKind) for k in kinds):
-                return broadcast([a, b, "float"])
-            return "float" if set(kinds) <= set(NUMERIC) else "unknown"
-        return kind
+        return prim.rule.result_kind(kinds, prim.operands)
 
     def stmts(self, stmts: list[gast.stmt]) -> bool:
         changed = False

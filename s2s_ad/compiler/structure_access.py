@@ -1,5 +1,5 @@
-"""Structures as tuples (part of the kinds stage): field reads, constructions and
-method calls become tuple operations and direct calls.
+"""The structures stage: field reads, constructions and method calls become tuple
+operations and direct calls; every later stage sees tuples.
 
 The normalizer cannot know which values are structures (it runs before kinds),
 so it writes what it sees: ``t = p.x`` (an attribute read), ``call_method(p,
@@ -13,16 +13,22 @@ so it writes what it sees: ``t = p.x`` (an attribute read), ``call_method(p,
 * ``Point(a, b)``, ``dict(w=a)`` and ``dataclasses.replace(p, x=a)`` -> tuple
   displays that remember their structure (the ``structure`` annotation).
 
-Every later stage sees tuples, which it already differentiates.
-
 >>> import dataclasses, s2s_ad as ad
 >>> @dataclasses.dataclass
 ... class Point:
 ...     x: float
 ...     y: float
->>> print(ad.source(lambda p: p.x * p.y, Point(3.0, 4.0), stage="anf"))
+>>> norm2 = lambda p: p.x * p.y
+>>> for stage in ("anf", "structures"):  # before and after
+...     print(ad.source(norm2, Point(3.0, 4.0), stage=stage))
 def lambda_(p):
-    # line 1: print(ad.source(lambda p: p.x * p.y, Point(3.0, 4.0), stage="anf"))
+    # line 1: norm2 = lambda p: p.x * p.y
+    p_x = p.x
+    p_y = p.y
+    result = p_x * p_y
+    return result
+def lambda_(p):
+    # line 1: norm2 = lambda p: p.x * p.y
     p_x = p[0]
     p_y = p[1]
     result = p_x * p_y
@@ -48,17 +54,7 @@ from s2s_ad.compiler.syntax.annotations import (
     set_callee,
     set_structure,
 )
-from s2s_ad.compiler.syntax.builders import (
-    assignment,
-    attribute,
-    call_node,
-    const,
-    expr_stmt,
-    load,
-    store,
-    subscript_of,
-    tuple_of,
-)
+from s2s_ad.compiler.syntax.builders import const, load, store
 from s2s_ad.errors import Location, NonDifferentiableError
 from s2s_ad.kinds import NO_DERIVATIVE, Kind, StaticKind, StructKind, is_dynamic, kind_of_value
 from s2s_ad.markers import with_derivative, without_derivative
@@ -264,7 +260,7 @@ class _Lowering:
             elif isinstance(s, gast.Expr) and isinstance(s.value, gast.Call):
                 *before, new = self.call(s, s.value)
                 out += [copy_annos(s, st) for st in before]
-                out.append(s if new is s.value else copy_annos(s, expr_stmt(new)))
+                out.append(s if new is s.value else copy_annos(s, gast.Expr(value=new)))
             else:
                 out.append(s)
         return out
@@ -277,7 +273,8 @@ class _Lowering:
             return self.field_read(s, target, value, value.slice.value)
         if isinstance(value, gast.Call) and attribute_of(value) is not None and \
                 isinstance(self.kind(value.args[0]), StructKind):  # p.T, p.size: its fields
-            read = attribute(value.args[0], attribute_of(value))
+            read = gast.Attribute(value=value.args[0], attr=attribute_of(value),
+                                  ctx=gast.Load())
             return self.field_read(s, target, gast.copy_location(read, value))
         if isinstance(value, gast.Call):
             *before, new = self.call(s, value)
@@ -288,7 +285,7 @@ class _Lowering:
         if value is s.value:
             return s
         self.changed = True
-        return copy_annos(s, assignment(s.targets, value))
+        return copy_annos(s, gast.Assign(targets=s.targets, value=value, type_comment=None))
 
     def field_read(self, s: gast.Assign, target: str, node: gast.expr,
                    name: str | None = None) -> list[gast.stmt]:
@@ -304,14 +301,15 @@ class _Lowering:
                              "pass a dataclass, dict or named tuple, or read it into a variable "
                              "outside the function")
         if name in kind.fields:
-            item = subscript_of(load(base.id), const(kind.fields.index(name)))
+            item = gast.Subscript(value=load(base.id), slice=const(kind.fields.index(name)),
+                                  ctx=gast.Load())
             if name not in kind.cut:
                 return [self.rebind(s, item)]
             raw = self.namer.fresh(f"{target}_carried")
             self.fresh.add(raw)
-            cut = call_node(load("without_derivative"), [load(raw)])
+            cut = gast.Call(func=load("without_derivative"), args=[load(raw)], keywords=[])
             set_callee(cut, without_derivative)
-            first = copy_annos(s, assignment([store(raw)], item))
+            first = copy_annos(s, gast.Assign(targets=[store(raw)], value=item, type_comment=None))
             return [first, self.rebind(s, cut)]
         statics = dict(kind.statics)
         if name in statics:
@@ -386,8 +384,9 @@ class _Lowering:
                              f"{_kind_text(item_kind)}, which cannot be called")
         field = self.namer.fresh(f"{base.id}_{name}")
         self.fresh.add(field)
-        item = subscript_of(load(base.id), const(kind.fields.index(name)))
-        read = assignment([store(field)], item)
+        item = gast.Subscript(value=load(base.id), slice=const(kind.fields.index(name)),
+                              ctx=gast.Load())
+        read = gast.Assign(targets=[store(field)], value=item, type_comment=None)
         return [read, self._direct(fn, [load(field), *args], value.keywords, value)]
 
     def _value_callee(self, atom: gast.expr, where: gast.AST) -> Callable:
@@ -404,7 +403,8 @@ class _Lowering:
         """``fn(*args, **keywords)`` with keywords and defaults bound to positions (for
         a Python function; a library function's call keeps its keywords)."""
         if not isinstance(fn, types.FunctionType):
-            new = call_node(load(getattr(fn, "__name__", "function")), args, keywords)
+            new = gast.Call(func=load(getattr(fn, "__name__", "function")), args=args,
+                            keywords=keywords)
             set_callee(new, fn)
             self.changed = True
             return gast.copy_location(new, where)
@@ -422,9 +422,9 @@ class _Lowering:
                 raise self.error(where, f"missing argument '{p.name}' in the call of "
                                  f"{fn.__qualname__}")
         qual = fn.__qualname__.split(".")
-        func = attribute(load(qual[-2]), qual[-1]) \
+        func = gast.Attribute(value=load(qual[-2]), attr=qual[-1], ctx=gast.Load()) \
             if len(qual) > 1 else load(qual[-1])
-        new = call_node(func, bound)
+        new = gast.Call(func=func, args=bound, keywords=[])
         set_callee(new, fn)
         self.changed = True
         return gast.copy_location(new, where)
@@ -458,10 +458,10 @@ class _Lowering:
                 continue
             name = self.namer.fresh(f"{atoms[0].id}_{template.fields[src[2]]}")
             self.fresh.add(name)
-            item = subscript_of(load(atoms[0].id), const(src[2]))
-            before.append(assignment([store(name)], item))
+            item = gast.Subscript(value=load(atoms[0].id), slice=const(src[2]), ctx=gast.Load())
+            before.append(gast.Assign(targets=[store(name)], value=item, type_comment=None))
             items.append(load(name))
-        display = gast.copy_location(tuple_of(items), value)
+        display = gast.copy_location(gast.Tuple(elts=items, ctx=gast.Load()), value)
         set_structure(display, template)
         self.changed = True
         return before + [display]

@@ -1,10 +1,10 @@
-"""A tuple passed to a NumPy function as its data becomes ``np.array(t)`` (part of
-the kinds stage).
+"""The tuples stage: a tuple passed to a NumPy function as its data becomes
+``np.array(t)``.
 
 NumPy converts a tuple (or a list display, which parsing turned into a tuple)
 argument to an array, so ``np.mean((a, b))`` and ``b = [x, y]; np.sum(b)``
-compute on ``np.array(b)``.  The rules of those functions take arrays, so the
-kinds stage inserts that conversion explicitly, where a function's first
+compute on ``np.array(b)``.  The rules of those functions take arrays, so this
+stage inserts that conversion explicitly, where a function's first
 argument is a tuple holding floats.  Functions that take sequences as such
 (``np.array``, ``np.concatenate``, the stacks, ``np.einsum``) and shape or axis
 tuples (of ints) are left alone.

@@ -43,6 +43,7 @@ from s2s_ad.compiler.syntax.builders import (
 )
 from s2s_ad.compiler.syntax.names import op_word
 from s2s_ad.kinds import is_structure
+from s2s_ad.rules import array_methods
 
 _NUMBER = (numbers.Number, np.generic)
 
@@ -50,11 +51,9 @@ _NUMBER = (numbers.Number, np.generic)
 ARRAY_ATTRIBUTES = {"T": np.transpose, "shape": np.shape, "size": np.size, "ndim": np.ndim}
 
 
-ARRAY_METHODS = {"sum": np.sum, "mean": np.mean, "prod": np.prod, "max": np.max,
-                 "min": np.min, "reshape": np.reshape, "transpose": np.transpose,
-                 "dot": np.dot, "copy": np.copy, "argmax": np.argmax, "argmin": np.argmin,
-                 "ravel": np.ravel, "flatten": np.ravel, "clip": np.clip, "astype": None,
-                 "cumsum": np.cumsum, "take": np.take}
+# ``x.sum()`` is ``np.sum(x)``: the spellings the rules declare (``Rule.methods``), and
+# ``astype``, which picks its function from its dtype argument (``ExpressionNormalizer.astype``)
+ARRAY_METHODS = {**array_methods(), "astype": None}
 
 
 def atom_word(atom: gast.expr) -> str:

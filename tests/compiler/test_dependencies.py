@@ -1,4 +1,4 @@
-"""Issue 20 items 1-4: nothing stale after a change (the notebook workflow), and no
+"""Dependencies: nothing stale after a change (the notebook workflow), and no
 silent aliasing between the caller's arrays and what the generated code keeps or writes.
 
 Notebook cells are simulated as in IPython: each cell is its own file, executed into
@@ -14,12 +14,12 @@ from pathlib import Path
 import numba
 import numpy as np
 import pytest
+from gradcheck import assert_gradient_matches_fd
 
 import s2s_ad as ad
 from s2s_ad.compiler import transforms
 from s2s_ad.errors import ArgumentError
 from s2s_ad.testing import check_grads
-from tests.gradcheck import assert_gradient_matches_fd
 
 PATHS = [pytest.param(False, id="python"), pytest.param(True, id="numba")]
 

@@ -24,7 +24,7 @@ from s2s_ad.rules.registry import lookup
 from s2s_ad.runtime.reductions import REDUCTIONS
 from s2s_ad.testing import check_grads
 
-DTYPES = (np.bool_, np.int32, np.int64, np.float32)  # float64: tests/test_array_runtime.py
+DTYPES = (np.bool_, np.int32, np.int64, np.float32)  # float64: tests/runtime/test_array_runtime.py
 # every dtype on 3-D arrays (a middle axis too); 1-D, where an axis reduction gives a
 # scalar, on bool arrays (their sum, mean and max have three different dtypes). Each case
 # compiles the kernels anew, about two seconds.

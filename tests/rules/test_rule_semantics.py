@@ -1,5 +1,6 @@
-"""Issue 20, items 7, 8, 9 and 13: wrong rules and readings, and kernel gradients given
-as tuples. Each is checked on the Python path (jit=False) and the Numba path (jit=True),
+"""Rules against NumPy's semantics: constructors with derivatives, stacked linalg, int
+powers under Numba, list item kinds, kernel gradients given as tuples (issue 20,
+items 7, 8, 9 and 13). Each is checked on the Python path (jit=False) and the Numba path (jit=True),
 gradients against central finite differences of the original function.
 
 * 13: a registered kernel gradient or a ``custom_grad`` returning one cotangent per

@@ -1,4 +1,5 @@
-"""Issue 20, items 5, 6, 14 and 16: indexing and list readings that came out wrong.
+"""Indexing: list-display indices, ``a[()]``/``a[...]``, lists among array operands, and
+writes into arrays a growing list holds (issue 20, items 5, 6, 14 and 16).
 
 Each function runs on the Python and the Numba path (``check_grads``: central
 finite differences and the dot-product identity); refusals are checked for their

@@ -246,7 +246,7 @@ def test_warnings_are_issued_once_per_function_and_argument_kinds(e: Entry):
         first = len(caught)
         ad.gradient(fn)(*e.args)
     zero = [w for w in caught if w.category is ad.ZeroDerivativeWarning]
-    assert len(zero) == len(e.expected)  # (an int argument is said apart: test_first_contact)
+    assert len(zero) == len(e.expected)  # (an int argument is said apart: api/test_first_use)
     assert len(caught) == first, "warned again for the same argument kinds"
 
 

@@ -13,7 +13,7 @@ import pytest
 import s2s_ad as ad
 from s2s_ad.testing import check_grads
 
-EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 
 
 def test_the_spec_example_prints_what_the_spec_shows():

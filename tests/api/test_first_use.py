@@ -1,4 +1,4 @@
-"""First contact: what a new user meets before any gradient is right or wrong.
+"""First use: what a new user meets before any gradient is right or wrong.
 
 Deterministic generated source (the disk cache hits in every new process), a
 second process that compiles nothing, concurrent first calls, damaged cache
@@ -22,7 +22,7 @@ import pytest
 
 import s2s_ad as ad
 
-TESTS = Path(__file__).parent
+TESTS = Path(__file__).resolve().parents[1]
 ROOT = TESTS.parent
 
 
@@ -31,7 +31,7 @@ def _run(code: str, cache: Path, hash_seed: str = "0") -> str:
     program = cache.parent / "program.py"
     program.write_text(textwrap.dedent(code))
     env = dict(os.environ, S2S_AD_CACHE_DIR=str(cache), PYTHONHASHSEED=hash_seed,
-               PYTHONPATH=os.pathsep.join([str(ROOT), str(TESTS)]))
+               PYTHONPATH=os.pathsep.join([str(ROOT), str(TESTS), str(TESTS / "compiler")]))
     done = subprocess.run([sys.executable, str(program)], env=env, cwd=TESTS,
                           capture_output=True, text=True, timeout=600)
     assert done.returncode == 0, done.stderr[-3000:]

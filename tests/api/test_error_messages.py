@@ -1,5 +1,5 @@
-"""Issue 20, items 10-12, 15 and 17-20: silent results, unlocated or internal errors,
-and refusals naming generated variables, found by trying the product from outside."""
+"""Error messages: no silent result, no unlocated or internal error, no refusal naming a
+generated variable (issue 20, items 10-12, 15 and 17-20, found from outside)."""
 
 import inspect
 import warnings

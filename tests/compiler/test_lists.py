@@ -1,7 +1,7 @@
 """Lists: displays that are only built and read are differentiated as tuples (both
 paths, against finite differences and the dot-product identity); a list changed
 other than by growing is refused at its line.  Lists that grow (append, extend,
-comprehensions) are in ``tests/test_growing_lists.py``."""
+comprehensions) are in ``tests/compiler/test_growing_lists.py``."""
 
 import inspect
 
