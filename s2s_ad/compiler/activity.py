@@ -30,7 +30,7 @@ from dataclasses import dataclass
 import gast
 
 from s2s_ad.compiler.primitives import classify
-from s2s_ad.compiler.syntax.builders import loaded_names, store
+from s2s_ad.compiler.syntax.builders import assignment, loaded_names, store, tuple_of
 from s2s_ad.kinds import Kind, carries_derivative
 
 
@@ -48,7 +48,7 @@ class Activity:
 def item_write(s: gast.Assign) -> tuple[str, gast.expr]:
     """``x[i] = v`` as an assignment to ``x`` of something made of ``x`` and ``v``."""
     target = s.targets[0]
-    return target.value.id, gast.Tuple(elts=[target.value, s.value], ctx=gast.Load())
+    return target.value.id, tuple_of([target.value, s.value])
 
 
 def _assignments(stmts: list[gast.stmt]):
@@ -140,7 +140,7 @@ class _Flow:
     def assign(self, state: Deps, s: gast.Assign) -> None:
         if isinstance(s.targets[0], gast.Subscript):
             name, op = item_write(s)
-            s = gast.Assign(targets=[store(name)], value=op, type_comment=None)
+            s = assignment([store(name)], op)
         op = s.value
         smooth_names = set(_diff_names(op))
         new = {

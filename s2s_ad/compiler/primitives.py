@@ -16,6 +16,7 @@ import gast
 
 from s2s_ad.compiler.ir import LocalFunction
 from s2s_ad.compiler.syntax.annotations import callee_of
+from s2s_ad.compiler.syntax.builders import const
 from s2s_ad.kernels.registry import run_kernel
 from s2s_ad.markers import (
     CustomDerivative,
@@ -159,7 +160,7 @@ def _bind(rule: Rule, call: gast.Call) -> list[gast.expr]:
         if param in given:
             operands.append(given[param])
         elif param in rule.defaults:
-            operands.append(gast.Constant(value=rule.defaults[param], kind=None))
+            operands.append(const(rule.defaults[param]))
         else:
             break
     return operands

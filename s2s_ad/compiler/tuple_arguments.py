@@ -33,7 +33,16 @@ import gast
 import numpy as np
 
 from s2s_ad.compiler.syntax.annotations import callee_of, copy_annos, set_callee
-from s2s_ad.compiler.syntax.builders import const, load, store
+from s2s_ad.compiler.syntax.builders import (
+    assignment,
+    attribute,
+    call_node,
+    const,
+    load,
+    store,
+    subscript_of,
+    tuple_of,
+)
 from s2s_ad.compiler.syntax.names import Namer
 from s2s_ad.errors import Location, NonDifferentiableError
 from s2s_ad.kinds import NUMERIC, ArrayKind, Kind, StructKind, carries_derivative
@@ -77,12 +86,9 @@ def _block(stmts: list[gast.stmt], kinds: dict, namer: Namer, fresh: set[str],
             i += len(before)
         if _converts(call, kinds):
             name = namer.fresh(f"{call.args[0].id}_array")
-            convert = gast.Call(func=gast.Attribute(value=load("np"), attr="array",
-                                                    ctx=gast.Load()),
-                                args=[load(call.args[0].id)], keywords=[])
+            convert = call_node(attribute(load("np"), "array"), [load(call.args[0].id)])
             set_callee(convert, np.array)
-            stmts.insert(i, copy_annos(stmt, gast.Assign(targets=[store(name)], value=convert,
-                                                         type_comment=None)))
+            stmts.insert(i, copy_annos(stmt, assignment([store(name)], convert)))
             call.args[0] = load(name)
             fresh.add(name)
             i += 1
@@ -129,25 +135,22 @@ def _operands_as_arrays(stmt: gast.stmt, call: gast.expr | None, kinds: dict, na
     elts = []
     for k, item in enumerate(items):
         part = namer.fresh(f"{sequence}_{k}")
-        out.append(_assign(stmt, part, gast.Subscript(value=load(sequence), slice=const(k),
-                                                      ctx=gast.Load())))
+        out.append(_assign(stmt, part, subscript_of(load(sequence), const(k))))
         if isinstance(item, tuple):
             array = namer.fresh(f"{part}_array")
-            convert = gast.Call(func=gast.Attribute(value=load("np"), attr="array",
-                                                    ctx=gast.Load()),
-                                args=[load(part)], keywords=[])
+            convert = call_node(attribute(load("np"), "array"), [load(part)])
             set_callee(convert, np.array)
             out.append(_assign(stmt, array, convert))
             part = array
         elts.append(load(part))
     operands = namer.fresh(f"{sequence}_arrays")
-    out.append(_assign(stmt, operands, gast.Tuple(elts=elts, ctx=gast.Load())))
+    out.append(_assign(stmt, operands, tuple_of(elts)))
     call.args[0] = load(operands)
     return out
 
 
 def _assign(like: gast.stmt, name: str, value: gast.expr) -> gast.Assign:
-    return copy_annos(like, gast.Assign(targets=[store(name)], value=value, type_comment=None))
+    return copy_annos(like, assignment([store(name)], value))
 
 
 def _ragged(kind: Kind) -> bool:

@@ -6,6 +6,7 @@ compile nothing.
 
 from __future__ import annotations
 
+import ast
 import dataclasses
 import functools
 import math
@@ -135,3 +136,53 @@ def test_the_pops_of_several_saves_are_ordered_in_one_place():
              for path in sorted((ROOT / "compiler").rglob("*.py"))
              for line in path.read_text().splitlines() if re.search(r"pops\[:0\]", line)]
     assert found == ["compiler/reverse/saving.py: pops[:0] = p"]
+
+
+# -- trees are built by syntax/builders.py only --------------------------------------------
+
+BUILDERS = "compiler/syntax/builders.py"
+# Modules that may still construct gast nodes themselves (explicit, to shrink to nothing).
+CONSTRUCTION_ALLOWED = {
+    BUILDERS,
+    # at the 500-line limit: the builder imports need lines its split (by topic) would free
+    "compiler/structure_access.py",
+}
+# Leaf tokens (contexts and operators) carry no tree: passing gast.Add() to a builder is fine.
+TOKENS = (gast.expr_context, gast.operator, gast.unaryop, gast.cmpop, gast.boolop)
+
+
+def gast_constructions(source: str) -> list[tuple[int, str]]:
+    """(line, class name) of each ``gast.X(...)`` call in ``source`` that builds a node
+    with children (a statement or an expression), not a token.
+
+    >>> gast_constructions("import gast\\nn = gast.Name(id='a', ctx=gast.Load())")
+    [(2, 'Name')]
+    """
+    found = []
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) \
+                and isinstance(node.func.value, ast.Name) and node.func.value.id == "gast":
+            cls = getattr(gast, node.func.attr, None)
+            if isinstance(cls, type) and issubclass(cls, gast.AST) \
+                    and not issubclass(cls, TOKENS):
+                found.append((node.lineno, node.func.attr))
+    return sorted(found)
+
+
+def test_only_the_builders_construct_gast_nodes():
+    assert gast_constructions((ROOT / BUILDERS).read_text())  # the walk sees the package
+    found = [f"s2s_ad/{path.relative_to(ROOT)}:{line} gast.{name}(...)"
+             for path in sorted(ROOT.rglob("*.py"))
+             if str(path.relative_to(ROOT)) not in CONSTRUCTION_ALLOWED
+             for line, name in gast_constructions(path.read_text())]
+    assert not found, ("build trees with s2s_ad/compiler/syntax/builders.py:\n"
+                       + "\n".join(found))
+
+
+def test_the_construction_check_sees_statements_and_expressions_but_not_tokens():
+    source = ("import gast\n"
+              "a = gast.Assign(targets=[], value=gast.Constant(value=1, kind=None))\n"
+              "b = gast.Pass()\n"
+              "c = builders.binop(x, gast.Add(), y)\n"
+              "d = isinstance(n, gast.Name)\n")
+    assert gast_constructions(source) == [(2, "Assign"), (2, "Constant"), (3, "Pass")]

@@ -16,7 +16,7 @@ import numpy as np
 
 from s2s_ad import runtime
 from s2s_ad.compiler.syntax.annotations import set_callee, set_line
-from s2s_ad.compiler.syntax.builders import assign, call, load
+from s2s_ad.compiler.syntax.builders import assign, call, expr_stmt, load
 from s2s_ad.compiler.syntax.names import Namer
 
 
@@ -53,7 +53,7 @@ def copy_in_and_back(body: list[gast.stmt], copies: dict[str, str], line: int) -
         first.append(assign(local, copied, line))
         back = call("rt.write_back", load(param), load(local))
         set_callee(back, runtime.write_back)
-        statement = gast.Expr(value=back)
+        statement = expr_stmt(back)
         set_line(statement, line)
         last.append(statement)
     return first + body[:-1] + last + body[-1:]

@@ -19,9 +19,14 @@ from s2s_ad.compiler.syntax.annotations import line_of, set_line
 from s2s_ad.compiler.syntax.builders import (
     assign,
     aug,
+    binop,
     call,
+    compare,
     const,
+    for_stmt,
+    if_stmt,
     load,
+    pass_stmt,
     store,
     stored_names,
 )
@@ -30,7 +35,7 @@ from s2s_ad.compiler.syntax.builders import (
 def _product(names: list[str]) -> gast.expr:
     expr: gast.expr = load(names[0])
     for name in names[1:]:
-        expr = gast.BinOp(left=expr, op=gast.Mult(), right=load(name))
+        expr = binop(expr, gast.Mult(), load(name))
     return expr
 
 
@@ -67,13 +72,13 @@ def statement(cx: Context, s: gast.stmt, where: Where) -> tuple[list, list]:
 def if_(cx: Context, s: gast.If, where: Where) -> tuple[list, list]:
     body_f, body_r = block(cx, s.body, Where(loop=where.loop, conditional=True))
     else_f, else_r = block(cx, s.orelse, Where(loop=where.loop, conditional=True))
-    node = gast.If(test=s.test, body=body_f or [gast.Pass()], orelse=else_f)
+    node = if_stmt(s.test, body_f or [pass_stmt()], else_f)
     set_line(node, line_of(s))
     if not body_r and not else_r:
         return [node], []
     cx.line = line_of(s, cx.line)
     f, p, cond = saving.save(cx, s.test, where)
-    rev_if = gast.If(test=cond, body=body_r or [gast.Pass()], orelse=else_r)
+    rev_if = if_stmt(cond, body_r or [pass_stmt()], else_r)
     return [node] + f, p + [rev_if]
 
 
@@ -103,7 +108,7 @@ def loop(cx: Context, s: gast.For | gast.While, where: Where) -> tuple[list, lis
         if plan is None and isinstance(s, gast.For) and recompute.range_loop(s):
             trip = cx.namer.fresh("trip_count")
             pre.append(assign(trip, call("len", copy.deepcopy(s.iter)), line))
-            entry_room = gast.BinOp(left=load(info.position), op=gast.Add(), right=load(trip))
+            entry_room = binop(load(info.position), gast.Add(), load(trip))
         capacity = _product(plan.trips) if plan is not None else None
         for tape, dtype in info.tapes:
             if plan is not None:
@@ -134,24 +139,21 @@ def loop(cx: Context, s: gast.For | gast.While, where: Where) -> tuple[list, lis
             bounds[key] = saving.keep(cx, atom, where, pre, bound_pops)
         p = p + bound_pops
         step = cx.namer.fresh("k")
-        backwards = call("range", gast.BinOp(left=count, op=gast.Sub(), right=const(1)),
-                         const(-1), const(-1))
+        backwards = call("range", binop(count, gast.Sub(), const(1)), const(-1), const(-1))
     else:
         step = "_" if "_" not in cx.norm.locals else cx.namer.fresh("unused")
         backwards = call("range", count)
     head_r = recompute.reverse_head(cx, info, step, bounds)
-    rev_loop = gast.For(target=store(step), iter=backwards, body=head_r + body_r + tail,
-                        orelse=[], type_comment=None)
+    rev_loop = for_stmt(store(step), backwards, head_r + body_r + tail)
     set_line(rev_loop, line)
     return pre + [node] + f, p + [rev_loop]
 
 
 def _grown(tape: str, last: gast.expr, line: int | None) -> gast.If:
     """``tape`` grown if index ``last`` is past its end."""
-    full = gast.Compare(left=last, ops=[gast.GtE()],
-                        comparators=[gast.parse(f"{tape}.shape[0]", mode="eval").body])
-    return gast.If(test=full, body=[assign(tape, call("rt.grow", load(tape), copy.deepcopy(last)),
-                                           line)], orelse=[])
+    full = compare(last, [gast.GtE()], [gast.parse(f"{tape}.shape[0]", mode="eval").body])
+    return if_stmt(full, [assign(tape, call("rt.grow", load(tape), copy.deepcopy(last)), line)],
+                   [])
 
 
 def preallocation(cx: Context, s: gast.For | gast.While, where: Where,

@@ -34,7 +34,7 @@ from s2s_ad.compiler.primitives import classify
 from s2s_ad.compiler.reverse.aliasing import sharing
 from s2s_ad.compiler.reverse.context import Context, Loop
 from s2s_ad.compiler.syntax.annotations import callee_of, is_in_place, line_of, set_line
-from s2s_ad.compiler.syntax.builders import assign, comment, const, load, substitute
+from s2s_ad.compiler.syntax.builders import assign, binop, comment, const, load, module, substitute
 from s2s_ad.kinds import NUMERIC, ArrayKind
 
 CHEAP_CALLS = (abs, min, max, float, math.fabs, math.floor, math.ceil, math.sqrt)
@@ -72,7 +72,7 @@ def unwritten_arrays(cx: Context) -> set[str]:
 def plan(cx: Context, s: gast.For | gast.While, info: Loop) -> None:
     """Fill ``info.recompute`` with the loop's recomputable values (not emitted yet:
     only those the pullback asks for, through :func:`lookup`, are)."""
-    counts = Counter(n.id for n in gast.walk(gast.Module(body=s.body, type_ignores=[]))
+    counts = Counter(n.id for n in gast.walk(module(s.body))
                      if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store))
     if isinstance(s, gast.For) and range_loop(s) and counts[s.target.id] == 0:
         info.recompute[s.target.id] = None  # the loop variable, never rebound in the body
@@ -137,9 +137,9 @@ def _affine(start: gast.expr, k: str, step: gast.expr) -> gast.expr:
     """``start + k * step``, without the ``0 +`` and ``* 1``."""
     value: gast.expr = load(k)
     if not (isinstance(step, gast.Constant) and step.value == 1):
-        value = gast.BinOp(left=value, op=gast.Mult(), right=step)
+        value = binop(value, gast.Mult(), step)
     if not (isinstance(start, gast.Constant) and start.value == 0):
-        value = gast.BinOp(left=start, op=gast.Add(), right=value)
+        value = binop(start, gast.Add(), value)
     return value
 
 

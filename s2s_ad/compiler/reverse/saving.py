@@ -14,7 +14,18 @@ import gast
 from s2s_ad.compiler.reverse import recompute
 from s2s_ad.compiler.reverse.context import CalleeLink, Context, Loop, Where
 from s2s_ad.compiler.syntax.annotations import set_line
-from s2s_ad.compiler.syntax.builders import assign, aug, call, const, load, subscript_of, tuple_of
+from s2s_ad.compiler.syntax.builders import (
+    assign,
+    assignment,
+    aug,
+    call,
+    const,
+    expr_stmt,
+    load,
+    store_item,
+    subscript_of,
+    tuple_of,
+)
 from s2s_ad.kinds import NUMERIC, Kind
 
 _DTYPES = {"int": "np.int64", "bool": "np.bool_"}
@@ -95,9 +106,7 @@ def _push_array(cx: Context, name: str, kind: Kind, loop: Loop):
     loop.tapes.append((tape, dtype))
     cx.residual(tape)
     slot = subscript_of(load(tape), load(loop.position))
-    write = gast.Assign(targets=[gast.Subscript(value=load(tape), slice=load(loop.position),
-                                                ctx=gast.Store())],
-                        value=load(name), type_comment=None)
+    write = assignment([store_item(load(tape), load(loop.position))], load(name))
     set_line(write, cx.line)
     return [write], [], slot
 
@@ -112,7 +121,7 @@ def _push_list(cx: Context, name: str):
     cx.fwd_init.append(assign(tape, call("List")))
     cx.cursors.append(assign(cursor, call("len", load(tape))))
     read = cx.namer.fresh(f"{name}_read")
-    push = gast.Expr(value=call(f"{tape}.append", load(name)))
+    push = expr_stmt(call(f"{tape}.append", load(name)))
     set_line(push, cx.line)
     pop = [aug(cursor, gast.Sub(), const(1), cx.line),
            assign(read, subscript_of(load(tape), load(cursor)), cx.line)]
