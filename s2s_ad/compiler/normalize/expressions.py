@@ -23,7 +23,7 @@ from s2s_ad import runtime
 from s2s_ad.compiler.dependencies import note_attribute
 from s2s_ad.compiler.ir import GlobalRead, LocalFunction
 from s2s_ad.compiler.primitives import LIBRARY_MODULES, is_library
-from s2s_ad.compiler.structure_access import builds_structure, call_method, call_value
+from s2s_ad.compiler.structure_layout import builds_structure, call_method, call_value
 from s2s_ad.compiler.syntax.annotations import callee_of, set_attribute, set_callee, set_method
 from s2s_ad.compiler.syntax.builders import (
     assigned_names,
