@@ -1,4 +1,4 @@
-"""Stage 3, kinds: what sort of value every variable holds.
+"""The kinds stage: what sort of value every variable holds.
 
 Annotations only: returns a map from variable to kind and does not change the
 tree.  A kind is ``"float"``, ``"int"``, ``"bool"``, ``"str"``, ``"none"``,

@@ -1,4 +1,4 @@
-"""Stage 2 (normalize), part: expressions in A-normal form.
+"""The anf stage (normalize), part: expressions in A-normal form.
 
 Flattens an expression into statements that each do one operation on atoms
 (names and constants), resolves what calls and global names refer to, turns
