@@ -22,6 +22,8 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
+from s2s_ad.registry import Table
+
 
 def without_derivative(value: Any) -> Any:
     """Return ``value``; no derivative flows back through it, and no warning is given.
@@ -57,16 +59,11 @@ class CustomDerivative:
         return list(self.wrt) if self.wrt is not None else list(range(nargs))
 
 
-_registry: dict[int, CustomDerivative] = {}
-
-# bumped by every registration (derivatives here, kernels and kernel gradients in
-# s2s_ad.kernels): a transform made before a registration is not reused after it
-generation_counter = [0]
+_registry = Table("derivatives")  # a function -> its CustomDerivative
 
 
 def _register(of: Any, entry: CustomDerivative) -> None:
-    _registry[id(of)] = entry
-    generation_counter[0] += 1
+    _registry[of] = entry
 
 
 def derivative(of: Any, wrt: Iterable[str] | None = None) -> Callable:
@@ -95,7 +92,7 @@ def derivative(of: Any, wrt: Iterable[str] | None = None) -> Callable:
                 raise ValueError(f"@derivative(of={getattr(of, '__name__', of)}): wrt names "
                                  f"{unknown} that are not parameters")
             positions = tuple(names.index(w) for w in wrt)
-        if id(of) in _registry and _registry[id(of)].of is of:
+        if of in _registry:
             warnings.warn(f"a derivative of {getattr(of, '__name__', of)!r} was already "
                           f"registered; {fn.__name__!r} replaces it", UserWarning, stacklevel=2)
         _register(of, CustomDerivative(of=of, derivative=fn, wrt=positions))
@@ -106,8 +103,7 @@ def derivative(of: Any, wrt: Iterable[str] | None = None) -> Callable:
 
 def custom_derivative(obj: Any) -> CustomDerivative | None:
     """The registered derivative of ``obj``, if any."""
-    entry = _registry.get(id(obj))
-    return entry if entry is not None and entry.of is obj else None
+    return _registry.get(obj)
 
 
 class FunctionWithVJP:

@@ -7,6 +7,7 @@ new cache key, so no module cached by another version is loaded.
 
 from __future__ import annotations
 
+import re
 import shutil
 from pathlib import Path
 
@@ -48,3 +49,12 @@ def test_tests_mirror_the_package():
     top = {p.name for p in tests.glob("test_*.py")}
     assert top == {"test_doctests.py", "test_examples.py", "test_invariants.py",
                    "test_layout.py", "test_workloads.py"}, top
+
+
+def test_module_docstrings_name_stages_not_numbers():
+    """Stages are named by the pipeline's table (``PIPELINE``); a "Stage 3" in a
+    docstring would have to be renumbered by hand whenever a stage is added."""
+    numbered = [f"{p.relative_to(ROOT)}: {line}" for p in sorted(ROOT.rglob("*.py"))
+                for line in p.read_text().splitlines()[:3]
+                if re.search(r"\b[Ss]tage \d", line)]
+    assert not numbered, numbered

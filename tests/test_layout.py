@@ -110,11 +110,12 @@ LAYERS = {  # package -> the s2s_ad packages it may import (besides itself)
     "s2s_ad.kinds": set(),
     "s2s_ad.errors": set(),
     "s2s_ad.runtime": set(),
-    "s2s_ad.markers": set(),
-    "s2s_ad.rules": {"s2s_ad.errors", "s2s_ad.kinds", "s2s_ad.runtime"},
-    "s2s_ad.kernels": {"s2s_ad.markers"},  # registries of kernels and their gradients
+    "s2s_ad.registry": set(),  # the tables of derivative knowledge and their generation
+    "s2s_ad.markers": {"s2s_ad.registry"},
+    "s2s_ad.rules": {"s2s_ad.errors", "s2s_ad.kinds", "s2s_ad.runtime", "s2s_ad.registry"},
+    "s2s_ad.kernels": {"s2s_ad.markers", "s2s_ad.registry"},  # kernels and their gradients
     "s2s_ad.compiler": {"s2s_ad.errors", "s2s_ad.kinds", "s2s_ad.markers", "s2s_ad.rules",
-                        "s2s_ad.runtime", "s2s_ad.kernels"},
+                        "s2s_ad.runtime", "s2s_ad.kernels", "s2s_ad.registry"},
 }
 
 

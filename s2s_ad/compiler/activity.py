@@ -1,4 +1,4 @@
-"""Stage 4, activity: which variables carry derivatives.
+"""The activity stage: which variables carry derivatives.
 
 A variable is *varied* when it depends on a differentiated parameter through
 differentiable operations, *useful* when the result depends on it through

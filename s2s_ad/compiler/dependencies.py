@@ -39,7 +39,7 @@ from typing import Any
 import numpy as np
 
 from s2s_ad.kinds import is_structure
-from s2s_ad.markers import generation_counter
+from s2s_ad.registry import GENERATION
 
 _state = threading.local()
 _MISSING = object()
@@ -63,7 +63,7 @@ class Reads:
                 self.checks.setdefault(key, check)
 
     def dependencies(self) -> Dependencies:
-        return Dependencies(dict(self.checks), generation_counter[0])
+        return Dependencies(dict(self.checks), GENERATION[0])
 
 
 def _frame() -> Reads | None:
@@ -193,7 +193,7 @@ class Dependencies:
 def _compile(checks: list[tuple[str, tuple]], generation: int) -> Callable[[], bool]:
     """One function evaluating every check: identity tests on objects it holds in its
     closure (an empty cell or a name now missing raise inside it: false)."""
-    bound: dict[str, Any] = {"GEN": generation_counter}
+    bound: dict[str, Any] = {"GEN": GENERATION}
     tests = [f"GEN[0] == {generation}"]
     for n, (test, objects) in enumerate(checks):
         names = [f"c{n}_{k}" for k in range(len(objects))]

@@ -1,4 +1,4 @@
-"""Stage 6, emit: generated trees -> one readable, commented Python module.
+"""The module stage (emit): generated trees -> one readable, commented Python module.
 
 Guarantees: the text is valid Python; forward statements are preceded by
 ``# line N: <source>`` when the source line changes, pullback blocks by

@@ -1,4 +1,4 @@
-"""Stage 3, kinds: what sort of value every variable holds.
+"""The kinds stage: what sort of value every variable holds.
 
 Annotations only: returns a map from variable to kind and does not change the
 tree.  A kind is ``"float"``, ``"int"``, ``"bool"``, ``"str"``, ``"none"``,
@@ -49,13 +49,8 @@ from s2s_ad.compiler.primitives import (
     UnknownCall,
     classify,
 )
-from s2s_ad.compiler.structure_access import (
-    MARKERS,
-    argument_kind,
-    builds_structure,
-    constructed,
-    field_kind,
-)
+from s2s_ad.compiler.structure_access import argument_kind
+from s2s_ad.compiler.structure_layout import MARKERS, builds_structure, constructed, field_kind
 from s2s_ad.compiler.syntax.annotations import attribute_of, callee_of, method_of, structure_of
 from s2s_ad.errors import NonDifferentiableError
 from s2s_ad.kernels.gradients import CustomGradFunction

@@ -1,4 +1,4 @@
-"""Stage 7, jit: generated source -> callables, Numba where it types, Python otherwise.
+"""The jit stage: generated source -> callables, Numba where it types, Python otherwise.
 
 The source is written to ``$S2S_AD_CACHE_DIR`` (default ``~/.cache/s2s_ad``)
 under a name holding its content hash, so tracebacks and pdb show it and

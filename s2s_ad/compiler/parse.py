@@ -1,4 +1,4 @@
-"""Stage 1, parse: a Python function -> a gast ``FunctionDef`` with names resolved.
+"""The parse stage: a Python function -> a gast ``FunctionDef`` with names resolved.
 
 Guarantees about the result: the tree is the user's own ``def`` (a lambda is
 turned into ``def <name>(...): return <body>``) with the positions of the

@@ -46,6 +46,15 @@ from typing import Any
 import gast
 import numpy as np
 
+from s2s_ad.compiler.structure_layout import (
+    MARKERS,
+    builds_structure,
+    call_method,
+    call_value,
+    called_function,
+    construction_layout,
+    is_constant,
+)
 from s2s_ad.compiler.syntax.annotations import (
     attribute_of,
     callee_of,
@@ -54,175 +63,20 @@ from s2s_ad.compiler.syntax.annotations import (
     set_callee,
     set_structure,
 )
-from s2s_ad.compiler.syntax.builders import const, load, store
+from s2s_ad.compiler.syntax.builders import (
+    assignment,
+    attribute,
+    call_node,
+    const,
+    expr_stmt,
+    load,
+    store,
+    subscript_of,
+    tuple_of,
+)
 from s2s_ad.errors import Location, NonDifferentiableError
-from s2s_ad.kinds import NO_DERIVATIVE, Kind, StaticKind, StructKind, is_dynamic, kind_of_value
+from s2s_ad.kinds import Kind, StaticKind, StructKind, kind_of_value
 from s2s_ad.markers import with_derivative, without_derivative
-
-
-def call_method(obj: Any, name: str, *args: Any, **kwargs: Any) -> Any:
-    """What ``obj.name(*args)`` becomes in normalized code when ``obj`` is local."""
-    return getattr(obj, name)(*args, **kwargs)
-
-
-def call_value(fn: Any, *args: Any, **kwargs: Any) -> Any:
-    """What ``fn(*args)`` becomes in normalized code when ``fn`` is a local value."""
-    return fn(*args, **kwargs)
-
-
-MARKERS = (call_method, call_value)
-
-
-# -- what an operation on a structure is ---------------------------------------------
-def field_kind(base: Kind | None, name: str) -> Kind | None:
-    """The kind of ``base.name`` (or ``base["name"]``) when ``base`` is a structure."""
-    if not isinstance(base, StructKind):
-        return None
-    if name in base.fields:
-        return base[base.fields.index(name)]
-    statics = dict(base.statics)
-    if name in statics:
-        value = statics[name]
-        return kind_of_value(value) if _is_constant(value) else StaticKind(value)
-    prop = inspect.getattr_static(base.cls, name, None)
-    if isinstance(prop, property):
-        return None  # the kinds of calls: see called_function
-    return None
-
-
-def _is_constant(value: Any) -> bool:
-    return isinstance(value, bool | int | float | str | type(None))
-
-
-def called_function(base: Kind | None, name: str | None) -> Callable | None:
-    """The function ``base.name(...)`` (``name`` None: ``base(...)``) calls, with
-    ``base`` as its first argument; None when that is not a structure's method."""
-    if isinstance(base, StaticKind) and name is None:
-        return base.value
-    if not isinstance(base, StructKind) or base.cls is dict:
-        return None
-    attr = inspect.getattr_static(base.cls, name or "__call__", None)
-    if isinstance(attr, property) and name is not None:
-        return attr.fget
-    if isinstance(attr, types.FunctionType):
-        return attr
-    return None
-
-
-def builds_structure(callee: Any) -> bool:
-    """Whether a call of ``callee`` builds a structure."""
-    return callee is dict or callee is dataclasses.replace or (
-        isinstance(callee, type) and (dataclasses.is_dataclass(callee) or (
-            issubclass(callee, tuple) and hasattr(callee, "_fields"))))
-
-
-def constructed(callee: Any, kinds: list, keywords: list[str]) -> StructKind | None:
-    """The kind of ``callee(*args, **keywords)`` when it builds a structure (a dataclass,
-    a named tuple, ``dict(...)``, ``dataclasses.replace``): None otherwise.  ``kinds``
-    are the kinds of the positional then the keyword arguments."""
-    layout = construction_layout(callee, kinds, keywords)
-    if layout is None:
-        return None
-    template, sources = layout
-    return template.with_items(_source_kind(s, kinds) for s in sources)
-
-
-def _source_kind(source: Any, kinds: list) -> Kind | None:
-    if isinstance(source, int):
-        return kinds[source]
-    return kind_of_value(source[1]) if source[0] == "constant" else source[1]
-
-
-def construction_layout(callee: Any, kinds: list, keywords: list[str]
-                        ) -> tuple[StructKind, list] | None:
-    """For a call building a structure: its kind (items to be filled) and, per dynamic
-    field, where the value comes from: an argument position, ``("field", kind, i)``,
-    item ``i`` of the structure given to ``dataclasses.replace``, or ``("constant",
-    value)``, a number the field defaults to."""
-    if None in kinds:
-        return None
-    if callee is dataclasses.replace:
-        base = kinds[0] if kinds else None
-        if not isinstance(base, StructKind) or base.cls is dict:
-            return None
-        given = dict(zip(keywords, range(1, len(kinds)), strict=True))
-        sources = [given.get(f, ("field", k, i)) for i, (f, k) in
-                   enumerate(zip(base.fields, base, strict=True))]
-        statics = dict(base.statics)
-        for name in keywords:
-            if name in statics and isinstance(kinds[given[name]], StaticKind):
-                statics[name] = kinds[given[name]].value  # another function, string
-            elif name not in base.fields:
-                raise ValueError(f"replace(): '{name}' is not a field passed at run time "
-                                 f"of {base.cls.__name__}")
-        template = StructKind((), base.cls, base.fields, tuple(statics.items()), base.cut,
-                              base.names)
-        return template, sources
-    if callee is dict and not len(kinds) - len(keywords):
-        names = list(keywords)
-        dyn = [n for n, k in zip(names, kinds, strict=True) if not isinstance(k, StaticKind)]
-        if len(dyn) != len(names):
-            return None
-        return StructKind((), dict, names), list(range(len(names)))
-    if not isinstance(callee, type):
-        return None
-    if dataclasses.is_dataclass(callee):
-        params = [f for f in dataclasses.fields(callee) if f.init]
-    elif issubclass(callee, tuple) and hasattr(callee, "_fields"):
-        params = [_Field(n) for n in callee._fields]
-    else:
-        return None
-    return _layout(callee, params, kinds, keywords)
-
-
-class _Field:
-    """A named tuple's field, shaped like a dataclass field."""
-
-    metadata: dict = {}
-
-    def __init__(self, name: str):
-        self.name = name
-
-
-def _layout(cls: type, params: list, kinds: list, keywords: list[str]):
-    positional = len(kinds) - len(keywords)
-    given: dict[str, int] = {p.name: i for i, p in enumerate(params[:positional])}
-    given.update({k: positional + j for j, k in enumerate(keywords)})
-    fields, sources, statics, cut = [], [], [], []
-    names = [p.name for p in params]
-    for p in params:
-        if p.name in given:
-            k = kinds[given[p.name]]
-            if isinstance(k, StaticKind):
-                statics.append((p.name, k.value))
-                continue
-            fields.append(p.name)
-            sources.append(given[p.name])
-        else:
-            default = _default(cls, p)
-            if not is_dynamic(default):
-                statics.append((p.name, default))
-                continue
-            if not isinstance(default, bool | int | float):
-                raise ValueError(f"{cls.__name__}(): pass '{p.name}' (a default that is an "
-                                 "array or a structure is not supported here)")
-            fields.append(p.name)
-            sources.append(("constant", default))
-        if p.metadata.get(NO_DERIVATIVE):
-            cut.append(p.name)
-    return StructKind((), cls, fields, statics, cut, names), sources
-
-
-def _default(cls: type, p: Any) -> Any:
-    if isinstance(p, _Field):
-        defaults = getattr(cls, "_field_defaults", {})
-        if p.name in defaults:
-            return defaults[p.name]
-    elif p.default is not dataclasses.MISSING:
-        return p.default
-    elif p.default_factory is not dataclasses.MISSING:
-        return p.default_factory()
-    raise ValueError(f"{cls.__name__}(): missing argument '{p.name}'")
 
 
 # -- the rewrite -------------------------------------------------------------------------
@@ -260,7 +114,7 @@ class _Lowering:
             elif isinstance(s, gast.Expr) and isinstance(s.value, gast.Call):
                 *before, new = self.call(s, s.value)
                 out += [copy_annos(s, st) for st in before]
-                out.append(s if new is s.value else copy_annos(s, gast.Expr(value=new)))
+                out.append(s if new is s.value else copy_annos(s, expr_stmt(new)))
             else:
                 out.append(s)
         return out
@@ -273,8 +127,7 @@ class _Lowering:
             return self.field_read(s, target, value, value.slice.value)
         if isinstance(value, gast.Call) and attribute_of(value) is not None and \
                 isinstance(self.kind(value.args[0]), StructKind):  # p.T, p.size: its fields
-            read = gast.Attribute(value=value.args[0], attr=attribute_of(value),
-                                  ctx=gast.Load())
+            read = attribute(value.args[0], attribute_of(value))
             return self.field_read(s, target, gast.copy_location(read, value))
         if isinstance(value, gast.Call):
             *before, new = self.call(s, value)
@@ -285,7 +138,7 @@ class _Lowering:
         if value is s.value:
             return s
         self.changed = True
-        return copy_annos(s, gast.Assign(targets=s.targets, value=value, type_comment=None))
+        return copy_annos(s, assignment(s.targets, value))
 
     def field_read(self, s: gast.Assign, target: str, node: gast.expr,
                    name: str | None = None) -> list[gast.stmt]:
@@ -301,20 +154,19 @@ class _Lowering:
                              "pass a dataclass, dict or named tuple, or read it into a variable "
                              "outside the function")
         if name in kind.fields:
-            item = gast.Subscript(value=load(base.id), slice=const(kind.fields.index(name)),
-                                  ctx=gast.Load())
+            item = subscript_of(load(base.id), kind.fields.index(name))
             if name not in kind.cut:
                 return [self.rebind(s, item)]
             raw = self.namer.fresh(f"{target}_carried")
             self.fresh.add(raw)
-            cut = gast.Call(func=load("without_derivative"), args=[load(raw)], keywords=[])
+            cut = call_node(load("without_derivative"), [load(raw)])
             set_callee(cut, without_derivative)
-            first = copy_annos(s, gast.Assign(targets=[store(raw)], value=item, type_comment=None))
+            first = copy_annos(s, assignment([store(raw)], item))
             return [first, self.rebind(s, cut)]
         statics = dict(kind.statics)
         if name in statics:
             value = statics[name]
-            if _is_constant(value):
+            if is_constant(value):
                 return [self.rebind(s, const(value))]
             if not callable(value):
                 raise self.error(node, f"the field '{name}' of {kind.cls.__name__} holds a "
@@ -384,9 +236,8 @@ class _Lowering:
                              f"{_kind_text(item_kind)}, which cannot be called")
         field = self.namer.fresh(f"{base.id}_{name}")
         self.fresh.add(field)
-        item = gast.Subscript(value=load(base.id), slice=const(kind.fields.index(name)),
-                              ctx=gast.Load())
-        read = gast.Assign(targets=[store(field)], value=item, type_comment=None)
+        item = subscript_of(load(base.id), kind.fields.index(name))
+        read = assignment([store(field)], item)
         return [read, self._direct(fn, [load(field), *args], value.keywords, value)]
 
     def _value_callee(self, atom: gast.expr, where: gast.AST) -> Callable:
@@ -403,8 +254,7 @@ class _Lowering:
         """``fn(*args, **keywords)`` with keywords and defaults bound to positions (for
         a Python function; a library function's call keeps its keywords)."""
         if not isinstance(fn, types.FunctionType):
-            new = gast.Call(func=load(getattr(fn, "__name__", "function")), args=args,
-                            keywords=keywords)
+            new = call_node(load(getattr(fn, "__name__", "function")), args, keywords)
             set_callee(new, fn)
             self.changed = True
             return gast.copy_location(new, where)
@@ -422,9 +272,9 @@ class _Lowering:
                 raise self.error(where, f"missing argument '{p.name}' in the call of "
                                  f"{fn.__qualname__}")
         qual = fn.__qualname__.split(".")
-        func = gast.Attribute(value=load(qual[-2]), attr=qual[-1], ctx=gast.Load()) \
+        func = attribute(load(qual[-2]), qual[-1]) \
             if len(qual) > 1 else load(qual[-1])
-        new = gast.Call(func=func, args=bound, keywords=[])
+        new = call_node(func, bound)
         set_callee(new, fn)
         self.changed = True
         return gast.copy_location(new, where)
@@ -458,10 +308,10 @@ class _Lowering:
                 continue
             name = self.namer.fresh(f"{atoms[0].id}_{template.fields[src[2]]}")
             self.fresh.add(name)
-            item = gast.Subscript(value=load(atoms[0].id), slice=const(src[2]), ctx=gast.Load())
-            before.append(gast.Assign(targets=[store(name)], value=item, type_comment=None))
+            item = subscript_of(load(atoms[0].id), const(src[2]))
+            before.append(assignment([store(name)], item))
             items.append(load(name))
-        display = gast.copy_location(gast.Tuple(elts=items, ctx=gast.Load()), value)
+        display = gast.copy_location(tuple_of(items), value)
         set_structure(display, template)
         self.changed = True
         return before + [display]

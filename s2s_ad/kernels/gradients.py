@@ -22,8 +22,9 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from s2s_ad.kernels.registry import bump_generation, fingerprint, list_kernels
+from s2s_ad.kernels.registry import fingerprint, list_kernels
 from s2s_ad.markers import derivative
+from s2s_ad.registry import Table
 
 
 @dataclass(frozen=True)
@@ -53,7 +54,7 @@ class Gradient:
         return fingerprint(self.grad_fn)
 
 
-_gradients: dict[str, Gradient] = {}
+_gradients = Table("kernel gradients")  # kernel name -> its Gradient
 
 
 def register_gradient(name: str, grad_fn: Callable, inputs_to_save: Sequence[int] | None = None,
@@ -86,7 +87,6 @@ def register_gradient(name: str, grad_fn: Callable, inputs_to_save: Sequence[int
                       f"{getattr(grad_fn, '__name__', 'the new one')!r} replaces it",
                       UserWarning, stacklevel=2)
     _gradients[name] = Gradient(name, grad_fn, positions, bool(outputs_to_save))
-    bump_generation()
 
 
 def unregister_gradient(name: str) -> None:
@@ -99,7 +99,6 @@ def unregister_gradient(name: str) -> None:
     if name not in _gradients:
         raise KeyError(f"no gradient is registered for kernel {name!r}")
     del _gradients[name]
-    bump_generation()
 
 
 def gradient_of(name: str) -> Gradient | None:
@@ -109,7 +108,7 @@ def gradient_of(name: str) -> Gradient | None:
 
 def list_gradients() -> dict[str, Gradient]:
     """Every registered gradient, by kernel name."""
-    return dict(sorted(_gradients.items()))
+    return dict(sorted(_gradients))
 
 
 class CustomGradFunction:

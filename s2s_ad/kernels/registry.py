@@ -27,25 +27,14 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from s2s_ad.markers import generation_counter
+from s2s_ad.registry import Table
 
 BACKENDS = ("numpy", "numba")
 
-_kernels: dict[tuple[str, str], Callable] = {}
+_kernels = Table("kernels")  # (name, backend) -> the kernel function
 _output_ndim: dict[str, int | None] = {}
 _state = threading.local()
 _default = {"backend": "numba"}
-
-
-def registry_generation() -> int:
-    """A counter bumped by every change of the kernel, gradient or derivative registries:
-    transforms record it, so code generated before a change is not reused."""
-    return generation_counter[0]
-
-
-def bump_generation() -> None:
-    """Record that a registry changed (see :func:`registry_generation`)."""
-    generation_counter[0] += 1
 
 
 def _check_backend(backend: str) -> str:
@@ -77,7 +66,6 @@ def register_kernel(name: str, backend: str, fn: Callable, output_ndim: int | No
     _kernels[(name, backend)] = fn
     if output_ndim is not None or name not in _output_ndim:
         _output_ndim[name] = output_ndim
-    bump_generation()
 
 
 def unregister_kernel(name: str, backend: str) -> None:
@@ -92,7 +80,6 @@ def unregister_kernel(name: str, backend: str) -> None:
     del _kernels[(name, backend)]
     if not backends_of(name):
         _output_ndim.pop(name, None)
-    bump_generation()
 
 
 def backends_of(name: str) -> list[str]:
@@ -108,8 +95,7 @@ def output_ndim(name: str) -> int | None:
 def list_kernels() -> dict[tuple[str, str], Callable]:
     """Every registered kernel: ``{(name, backend): fn}``, by name, then backends in
     :data:`BACKENDS` order."""
-    return {key: _kernels[key]
-            for key in sorted(_kernels, key=lambda k: (k[0], BACKENDS.index(k[1])))}
+    return dict(sorted(_kernels, key=lambda item: (item[0][0], BACKENDS.index(item[0][1]))))
 
 
 def get_backend() -> str:

@@ -1,4 +1,4 @@
-"""Stage 2, normalize: structured control flow, then A-normal form.
+"""The anf stage (normalize): structured control flow, then A-normal form.
 
 ``control`` turns early returns, break and continue into flags; ``statements``
 and ``expressions`` flatten the body into one operation per statement.

@@ -1,4 +1,4 @@
-"""Part of stage 2 (normalize): structured control flow.
+"""The anf stage (normalize), part: structured control flow.
 
 ``desugar_control`` rewrites ``return`` inside branches and loops, ``break``
 and ``continue`` into boolean flags, so the tree it returns has:

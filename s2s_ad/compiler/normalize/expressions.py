@@ -1,4 +1,4 @@
-"""Stage 2 (normalize), part: expressions in A-normal form.
+"""The anf stage (normalize), part: expressions in A-normal form.
 
 Flattens an expression into statements that each do one operation on atoms
 (names and constants), resolves what calls and global names refer to, turns
@@ -23,7 +23,7 @@ from s2s_ad import runtime
 from s2s_ad.compiler.dependencies import note_attribute
 from s2s_ad.compiler.ir import GlobalRead, LocalFunction
 from s2s_ad.compiler.primitives import LIBRARY_MODULES, is_library
-from s2s_ad.compiler.structure_access import builds_structure, call_method, call_value
+from s2s_ad.compiler.structure_layout import builds_structure, call_method, call_value
 from s2s_ad.compiler.syntax.annotations import callee_of, set_attribute, set_callee, set_method
 from s2s_ad.compiler.syntax.builders import (
     assigned_names,

@@ -1,4 +1,4 @@
-"""Stage 2 (normalize), part: lists that grow, and comprehensions.
+"""The anf stage (normalize), part: lists that grow, and comprehensions.
 
 A list display changed after it is built (see ``compiler/lists.py``) and every
 list comprehension or generator expression become a list value built by

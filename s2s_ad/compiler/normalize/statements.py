@@ -1,4 +1,4 @@
-"""Stage 2, normalize: desugar, resolve names, and put the body in A-normal form.
+"""The anf stage (normalize): desugar, resolve names, and put the body in A-normal form.
 
 Guarantees about the returned ``FunctionDef`` (besides those of
 :mod:`s2s_ad.control`):

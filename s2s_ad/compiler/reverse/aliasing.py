@@ -1,4 +1,4 @@
-"""Stage 5 (reverse), part: which variables may share an array's memory.
+"""The reverse stages, part: which variables may share an array's memory.
 
 Views (slices, reshapes, transposes), copies of the reference, tuples holding an
 array, and results of calls it is passed to may all be the same memory; item

@@ -1,4 +1,4 @@
-"""Stage 5 (reverse), part: arrays.
+"""The reverse stages, part: arrays.
 
 Rule specialisation (constant axis, ndims), broadcasting back to operand
 shapes, guards for empty (not yet set) array cotangents, and item reads and

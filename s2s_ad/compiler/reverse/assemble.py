@@ -1,4 +1,5 @@
-"""Stage 5, reverse: ANF -> primal, forward, pullback and fused value-and-gradient.
+"""The forward, pullback and fused stages (reverse): ANF -> primal, forward, pullback
+and fused value-and-gradient.
 
 Guarantees about the four ``FunctionDef`` trees it returns:
 

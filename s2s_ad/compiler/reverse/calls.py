@@ -1,4 +1,4 @@
-"""Stage 5 (reverse), part: calls.
+"""The reverse stages, part: calls.
 
 Python functions (through their transforms), registered ``@derivative``s
 (split or black-box), ``with_derivative`` hooks, and the primal form of every

@@ -1,4 +1,4 @@
-"""Stage 5 (reverse), part: blocks, branches and loops.
+"""The reverse stages, part: blocks, branches and loops.
 
 Forward statements run in order; adjoint blocks are emitted in reverse.  Branch
 decisions and per-entry trip counts are saved like any value, so the pullback

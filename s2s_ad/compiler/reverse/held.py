@@ -1,4 +1,4 @@
-"""Stage 5 (reverse), part: arrays a growing list holds, written afterwards.
+"""The reverse stages, part: arrays a growing list holds, written afterwards.
 
 ``items.append(v)`` stores ``v`` itself, as Python does: a later write into ``v``
 (``v[0] = y``, ``v *= 3.0``) changes what the list holds too, and so does a write into an array

@@ -1,4 +1,4 @@
-"""Stage 5 (reverse), part: ``run_kernel`` calls, primitives with a registered gradient.
+"""The reverse stages, part: ``run_kernel`` calls, primitives with a registered gradient.
 
 ``y = run_kernel("conv2d", x, w, strides=s, padding="same")`` becomes::
 

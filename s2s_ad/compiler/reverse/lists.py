@@ -1,4 +1,4 @@
-"""Stage 5 (reverse), part: growing lists.
+"""The reverse stages, part: growing lists.
 
 A list's cotangent ``d_items`` is a list of its items' cotangents, possibly
 shorter than the list (the items past its end have none yet).  The forward

@@ -1,4 +1,4 @@
-"""Stage 5 (reverse), part: loop values recomputed in the pullback instead of taped.
+"""The reverse stages, part: loop values recomputed in the pullback instead of taped.
 
 Inside a loop, a value the pullback needs is normally pushed on a tape (one
 store per iteration in the forward sweep, one load in the reverse).  Cheap

@@ -1,4 +1,4 @@
-"""Stage 5 (reverse), part: saving values for the pullback.
+"""The reverse stages, part: saving values for the pullback.
 
 Top-level values become residual variables, values in loops and branches are
 pushed on tapes: arrays indexed by the loop position (preallocated or grown),

@@ -1,4 +1,4 @@
-"""Stage 5 (reverse), part: assignments.
+"""The reverse stages, part: assignments.
 
 ``y = <operation>`` becomes its forward statement (plus saves) and its adjoint
 block: rule templates substituted with saved values, cotangents of copies,
