@@ -41,6 +41,7 @@ import numpy as np
 
 from .. import runtime
 from ..errors import NonDifferentiableError
+from ..registry import Table
 
 #: The adjoint of a parameter whose cotangent the rule's ``reverse`` builder writes
 #: (statements of the reverse pass, not a template): activity analysis reads only
@@ -161,11 +162,13 @@ def rt_name(helper: Callable) -> str:
 
 
 # ---- the registry -------------------------------------------------------------------------
-_RULES: dict[tuple[int, int | None], tuple[Any, Rule]] = {}
-_BINOPS: dict[type, Rule] = {}
-_UNARYOPS: dict[type, Rule] = {}
-_METHODS: dict[str, Any] = {}
-_VIEWS: dict[int, Any] = {}
+# Tables of the one registry (s2s_ad.registry): a change bumps the generation every
+# transform checks, so code built before a registration is rebuilt after it.
+_RULES = Table("rules")  # (callee, nargs or None) -> Rule
+_BINOPS = Table("binary operators")  # gast operator class -> Rule
+_UNARYOPS = Table("unary operators")
+_METHODS = Table("array methods")  # method name -> the function it spells
+_VIEWS = Table("views")  # a function whose result may be a view of its argument -> True
 
 
 def register(obj: Any, rule: Rule, nargs: int | None = None) -> None:
@@ -173,12 +176,14 @@ def register(obj: Any, rule: Rule, nargs: int | None = None) -> None:
     for text in rule.templates():
         _parse_template(text)  # a syntax error or unknown helper fails here, at import
     for method in rule.methods:  # np.amax shares np.max's rule, and np.max is x.max()
-        spelling = _METHODS.setdefault(method, obj)
-        if spelling is not obj and all(r is not rule for o, r in _RULES.values() if o is spelling):
+        if method not in _METHODS:
+            _METHODS[method] = obj
+        spelling = _METHODS.get(method)
+        if spelling is not obj and all(r is not rule for (o, _), r in _RULES if o is spelling):
             raise ValueError(f"the array method {method!r} already spells {spelling!r}")
     if rule.view:
-        _VIEWS[id(obj)] = obj
-    _RULES[(id(obj), nargs)] = (obj, rule)
+        _VIEWS[obj] = True
+    _RULES[obj, nargs] = rule
 
 
 def primitive(obj: Any, params: tuple[str, ...], adjoints: dict[str, str] | None = None, *,
@@ -198,11 +203,12 @@ def primitive(obj: Any, params: tuple[str, ...], adjoints: dict[str, str] | None
 
 def unregister(obj: Any) -> None:
     """Remove every rule of ``obj`` (and the array methods that spell it)."""
-    for key in [key for key, (other, _) in _RULES.items() if other is obj]:
+    for key in [key for key, _ in _RULES if key[0] is obj]:
         del _RULES[key]
-    for method in [m for m, other in _METHODS.items() if other is obj]:
+    for method in [m for m, other in _METHODS if other is obj]:
         del _METHODS[method]
-    _VIEWS.pop(id(obj), None)
+    if obj in _VIEWS:
+        del _VIEWS[obj]
 
 
 def register_binop(op: type, rule: Rule) -> None:
@@ -218,11 +224,11 @@ def reverse_pass(obj: Any) -> Callable[[Callable], Callable]:
     compiler's ``reverse/lists.py`` sets those of growing lists)."""
 
     def setting(builder: Callable) -> Callable:
-        keys = [key for key, (other, _) in _RULES.items() if other is obj]
+        keys = [key for key, _ in _RULES if key[0] is obj]
         if not keys:
             raise ValueError(f"{obj!r} has no rule")
         for key in keys:
-            _RULES[key] = (obj, replace(_RULES[key][1], reverse=builder))
+            _RULES[key] = replace(_RULES.get(key), reverse=builder)
         return builder
 
     return setting
@@ -230,29 +236,29 @@ def reverse_pass(obj: Any) -> Callable[[Callable], Callable]:
 
 def lookup(obj: Any, nargs: int) -> Rule | None:
     """The rule for calling ``obj`` with ``nargs`` arguments, if any."""
-    for key in ((id(obj), nargs), (id(obj), None)):
-        entry = _RULES.get(key)
-        if entry is not None and entry[0] is obj:
-            return entry[1]
+    for key in ((obj, nargs), (obj, None)):
+        rule = _RULES.get(key)
+        if rule is not None:
+            return rule
     return None
 
 
 def arities(obj: Any) -> list[int]:
     """The argument counts ``obj`` has rules for, when each rule is for one count
     (empty when ``obj`` has none, or one for any count)."""
-    counts = [nargs for (_, nargs), (other, _) in _RULES.items() if other is obj]
+    counts = [nargs for (other, nargs), _ in _RULES if other is obj]
     return [] if None in counts else sorted(counts)
 
 
 def array_methods() -> dict[str, Any]:
     """``{method name: function}``: ``x.<name>(...)`` on an array is ``function(x, ...)``
     (from the rules' ``methods``)."""
-    return dict(_METHODS)
+    return dict(iter(_METHODS))
 
 
 def returns_view(obj: Any) -> bool:
     """Whether a call of ``obj`` may return memory of its first argument."""
-    return id(obj) in _VIEWS and _VIEWS[id(obj)] is obj
+    return obj in _VIEWS
 
 
 def operator_rule(op: gast.operator | gast.unaryop, where: Any = None) -> Rule:
@@ -267,6 +273,6 @@ def operator_rule(op: gast.operator | gast.unaryop, where: Any = None) -> Rule:
 
 def all_rules() -> list[tuple[Any, int | None, Rule]]:
     """Every registered rule as (callee or operator class, nargs or None, rule)."""
-    calls = [(obj, nargs, rule) for (_, nargs), (obj, rule) in _RULES.items()]
-    ops = [(op, None, rule) for op, rule in {**_BINOPS, **_UNARYOPS}.items()]
+    calls = [(obj, nargs, rule) for (obj, nargs), rule in _RULES]
+    ops = [(op, None, rule) for op, rule in [*_BINOPS, *_UNARYOPS]]
     return calls + ops

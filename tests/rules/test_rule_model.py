@@ -181,3 +181,25 @@ def test_the_readme_entry_is_a_working_entry():
         assert (rule.emit, rule.params, rule.elementwise) == ("np.deg2rad", ("x",), True)
     finally:
         unregister(np.deg2rad)
+
+
+def test_a_rule_registered_or_removed_later_is_seen_by_the_same_function(tmp_path):
+    """Rules are a table of the one registry: registering or removing one bumps the
+    generation, so a function differentiated before is transformed again (not stale)."""
+    survey = _module(tmp_path, "survey_again", (
+        "def north_offset(bearings_deg, distances):\n"
+        "    return np.sum(distances * np.cos(np.deg2rad(bearings_deg)))\n"))
+    bearings, distances = np.array([20.0, 60.0, 135.0]), np.array([1.0, 2.5, 0.75])
+    north = s2s_ad.differentiable(survey.north_offset, jit=False)
+    with pytest.raises(s2s_ad.NonDifferentiableError, match="deg2rad"):
+        s2s_ad.gradient(north)(bearings, distances)
+    primitive(np.deg2rad, ("x",), {"x": "g * (np.pi / 180.0)"}, kind=floats, elementwise=True)
+    try:
+        d_bearings, _ = s2s_ad.gradient(north)(bearings, distances)
+        # d/db sum(d * cos(b * pi/180)) = -d * sin(b * pi/180) * pi/180
+        expected = -distances * np.sin(np.deg2rad(bearings)) * np.pi / 180.0
+        np.testing.assert_allclose(d_bearings, expected, rtol=1e-12)
+    finally:
+        unregister(np.deg2rad)
+    with pytest.raises(s2s_ad.NonDifferentiableError, match="deg2rad"):
+        s2s_ad.gradient(north)(bearings, distances)
