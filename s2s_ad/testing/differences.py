@@ -38,7 +38,8 @@ def relative_step(x: Any, relative: float = 1e-6) -> float:
     >>> relative_step(np.array([0.5, -2.0]), 1e-4)
     0.0002
     """
-    return relative * max(1.0, float(np.max(np.abs(x), initial=0.0)))
+    size = float(np.max(np.abs(x), initial=0.0)) if np.ndim(x) else abs(float(x))
+    return relative * max(1.0, size)
 
 
 def central_difference(along: Callable[[float], Any], h: float,
@@ -56,16 +57,20 @@ def central_difference(along: Callable[[float], Any], h: float,
     >>> central_difference(lambda t: np.array([t, 3.0 * t]), 0.5, np.array([1.0, 2.0]))[0]
     7.0
     """
-    plus = np.asarray(along(h), dtype=np.float64)
-    minus = np.asarray(along(-h), dtype=np.float64)
+    plus, minus = along(h), along(-h)
+    if cotangent is None and np.ndim(plus) == 0 and np.ndim(minus) == 0:  # the common case
+        plus, minus = float(plus), float(minus)
+        return (plus - minus) / (2.0 * h), _rounding(max(abs(plus), abs(minus)), 2.0 * h)
+    plus = np.asarray(plus, dtype=np.float64)
+    minus = np.asarray(minus, dtype=np.float64)
     if cotangent is None:
         estimate = (plus - minus) / (2.0 * h)
         size = np.maximum(np.abs(plus), np.abs(minus))
         return _plain(estimate), _plain(_rounding(size, 2.0 * h))
     u = np.asarray(cotangent, dtype=np.float64)
-    estimate = math.fsum(np.ravel(u * (plus - minus))) / (2.0 * h)
-    size = max(math.fsum(np.ravel(np.abs(u * plus))), math.fsum(np.ravel(np.abs(u * minus))))
-    return estimate, float(_rounding(size, 2.0 * h))
+    estimate = math.fsum((u * (plus - minus)).ravel()) / (2.0 * h)
+    size = max(math.fsum(np.abs(u * plus).ravel()), math.fsum(np.abs(u * minus).ravel()))
+    return estimate, _rounding(size, 2.0 * h)
 
 
 def five_point_difference(along: Callable[[float], Any], h: float) -> tuple[Any, Any]:
@@ -142,7 +147,7 @@ def moving_entry(fn: Callable, args: Sequence, index: int,
     x = args[index]
     if not isinstance(x, np.ndarray):
         return lambda t: fn(*_replaced(args, index, float(x) + t))
-    base = np.array(x, dtype=np.float64)
+    base = np.asarray(x, dtype=np.float64)  # copied for every call below
 
     def along(t: float) -> Any:
         moved = base.copy()
@@ -183,15 +188,18 @@ def fresh_copies(args: Sequence) -> tuple:
 
 
 def _replaced(args: Sequence, index: int, value: Any) -> tuple:
-    return fresh_copies([*args[:index], value, *args[index + 1:]])
+    """``args`` with ``value`` (a fresh float or array) at ``index``, the others copied."""
+    return (*fresh_copies(args[:index]), value, *fresh_copies(args[index + 1:]))
 
 
 def _rounding(size: Any, denominator: float) -> Any:
     """``ROUNDOFF_ULPS * eps * size / denominator``; a bound that underflows is 0 (also
     under ``np.errstate(all="raise")``, which a caller may use to catch its own
     overflows)."""
+    if np.ndim(size) == 0:  # Python floats round to subnormals and 0 without raising
+        return ROUNDOFF_ULPS * EPS * float(size) / denominator
     with np.errstate(under="ignore"):
-        return ROUNDOFF_ULPS * EPS * np.asarray(size, dtype=np.float64) / denominator
+        return ROUNDOFF_ULPS * EPS * size / denominator
 
 
 def _plain(value: np.ndarray) -> Any:
