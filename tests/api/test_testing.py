@@ -175,9 +175,12 @@ def inline(f_hi, f_lo, h):
 
 
 def test_no_test_module_computes_finite_differences_of_its_own():
-    """Gradients are checked against s2s_ad.testing only: a test that needs another
-    reference adds it there (documented, tested), not a private copy."""
+    """Gradients are checked against s2s_ad.testing only (in the tests, the benchmarks'
+    gradient checks and the examples): what needs another reference adds it there
+    (documented, tested), not a private copy."""
+    root = TESTS.parent
     found = []
-    for path in sorted(TESTS.rglob("*.py")):
-        found += private_finite_differences(path.read_text(), str(path.relative_to(TESTS)))
+    for folder in ("tests", "benchmarks", "examples"):
+        for path in sorted((root / folder).rglob("*.py")):
+            found += private_finite_differences(path.read_text(), str(path.relative_to(root)))
     assert not found, "finite differences outside s2s_ad.testing:\n" + "\n".join(found)
