@@ -25,7 +25,6 @@ from .argument_memory import copied, refuse_overlaps
 from .boundary import (
     cast_like,
     check_cotangent,
-    holds_structure_kind,
     is_differentiable_value,
     lowered_args,
     passed_globals,
@@ -158,8 +157,6 @@ class DifferentiableFunction:
         if custom_derivative(self.fn) is not None:
             target = calling_wrapper(self.fn, parsed_function(source_function(self.fn)))
         t = transform(target, kinds, positions, dtype)
-        t.structured = any(map(holds_structure_kind, kinds))
-        t.structured_result = holds_structure_kind(t.result_kind)
         t.warn_zero_derivatives()
         self.last = t
         return t

@@ -17,7 +17,7 @@ import numpy as np
 
 from .compiler.pipeline import Transform
 from .errors import ArgumentError
-from .kinds import StructKind, carries_derivative, is_structure, kind_of_value
+from .kinds import carries_derivative, is_structure, kind_of_value
 from .structures import has_structure, leaves, rebuild
 
 
@@ -102,12 +102,6 @@ def _cast_field(grad: Any, arg: Any) -> Any:
     if isinstance(arg, int | np.integer | np.bool_):
         return type(arg)(0)
     return cast_like(grad, arg)
-
-
-def holds_structure_kind(kind: Any) -> bool:
-    if isinstance(kind, StructKind):
-        return True
-    return isinstance(kind, tuple) and any(map(holds_structure_kind, kind))
 
 
 def passed_globals(t: Transform, values: tuple) -> tuple:

@@ -51,10 +51,10 @@ from typing import Any
 import numpy as np
 
 import s2s_ad as ad
+from s2s_ad.introspect import STAGES
 from s2s_ad.loading import import_definitions, package_of
 
 PROG = "s2s-ad"
-STAGES = ("module", "parse", "anf", "forward", "pullback", "fused")
 _module_numbers = itertools.count()
 
 

@@ -19,6 +19,7 @@ import numpy as np
 
 from .api import DifferentiableFunction, as_differentiable
 from .boundary import lowered_args, passed_globals
+from .compiler.pipeline import STAGES as STAGES  # the stage names `source` takes
 from .compiler.pipeline import Transform, stage_source
 from .compiler.transforms import parsed_function, transform
 from .errors import NonDifferentiableError
@@ -142,8 +143,10 @@ def _transform_for(f: Callable, args: tuple, kwargs: dict
 def source(f: Callable, *args: Any, stage: str = "module", **kwargs: Any) -> str:
     """The generated Python source of ``f`` (for example arguments ``args``).
 
-    ``stage`` picks one pipeline stage: parse, anf, forward, pullback, fused or
-    module (the default: the whole generated module).
+    ``stage`` picks what one pipeline stage made, one of ``STAGES`` (in order; the
+    table ``s2s_ad.compiler.pipeline.PIPELINE`` says what each makes): ``"anf"`` is
+    the normalized function, ``"structures"`` the same with structures lowered to
+    tuples; the default, ``"module"``, is the whole generated module.
     """
     _, t, _ = _transform_for(f, args, kwargs)
     return stage_source(t, stage)

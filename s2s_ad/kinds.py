@@ -373,3 +373,10 @@ def carries_derivative(kind: Kind | None) -> bool:
     if isinstance(kind, ListKind):
         return kind.element is None or carries_derivative(kind.element)
     return kind in ("float", "unknown")
+
+
+def holds_structure_kind(kind: Kind | None) -> bool:
+    """Whether a value of this kind is (or holds, in a tuple) a structure."""
+    if isinstance(kind, StructKind):
+        return True
+    return isinstance(kind, tuple) and any(map(holds_structure_kind, kind))

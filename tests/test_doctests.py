@@ -12,12 +12,12 @@ from pathlib import Path
 
 import pytest
 
+from s2s_ad.compiler.pipeline import PIPELINE
+
 ROOT = Path(__file__).resolve().parent.parent / "s2s_ad"
 MODULES = sorted(".".join(p.relative_to(ROOT.parent).with_suffix("").parts).removesuffix(
     ".__init__") for p in ROOT.rglob("*.py"))
-STAGES = ["s2s_ad.compiler.parse", "s2s_ad.compiler.normalize", "s2s_ad.compiler.infer_kinds",
-          "s2s_ad.compiler.activity", "s2s_ad.compiler.reverse", "s2s_ad.compiler.emit",
-          "s2s_ad.compiler.jit"]
+STAGES = list(dict.fromkeys(stage.module for stage in PIPELINE))  # the modules, in order
 
 
 @pytest.mark.parametrize("name", MODULES)

@@ -16,6 +16,11 @@ adjoint code, never a wrong derivative.
 >>> a = transform(f, ["float", "int"], [0]).activity
 >>> sorted(a.varied), sorted(a.useful), a.active("k")
 (['result', 'x'], ['k', 'n', 'result', 'x'], False)
+>>> import s2s_ad as ad
+>>> print(ad.source(f, 2.0, 3, stage="activity").split("def")[0].strip())
+# varied: result, x
+# useful: k, n, result, x
+# active: result, x
 """
 
 from __future__ import annotations
@@ -25,7 +30,7 @@ from dataclasses import dataclass
 import gast
 
 from s2s_ad.compiler.primitives import classify
-from s2s_ad.compiler.syntax.builders import loaded_names, store
+from s2s_ad.compiler.syntax.builders import assignment, loaded_names, store, tuple_of
 from s2s_ad.kinds import Kind, carries_derivative
 
 
@@ -43,7 +48,7 @@ class Activity:
 def item_write(s: gast.Assign) -> tuple[str, gast.expr]:
     """``x[i] = v`` as an assignment to ``x`` of something made of ``x`` and ``v``."""
     target = s.targets[0]
-    return target.value.id, gast.Tuple(elts=[target.value, s.value], ctx=gast.Load())
+    return target.value.id, tuple_of([target.value, s.value])
 
 
 def _assignments(stmts: list[gast.stmt]):
@@ -102,7 +107,7 @@ class ZeroDerivative:
 def _all_names(op: gast.expr, through_cuts: bool = True) -> list[str]:
     """Names ``op`` reads; with ``through_cuts=False``, none for ``without_derivative``."""
     prim = classify(op)
-    if prim.what == "cut" and not through_cuts:
+    if prim.cuts and not through_cuts:
         return []
     if prim.operands:
         return [a.id for a in prim.operands if isinstance(a, gast.Name)]
@@ -135,7 +140,7 @@ class _Flow:
     def assign(self, state: Deps, s: gast.Assign) -> None:
         if isinstance(s.targets[0], gast.Subscript):
             name, op = item_write(s)
-            s = gast.Assign(targets=[store(name)], value=op, type_comment=None)
+            s = assignment([store(name)], op)
         op = s.value
         smooth_names = set(_diff_names(op))
         new = {

@@ -23,7 +23,18 @@ import gast
 
 from s2s_ad.compiler.ir import LocalFunction, ParsedFunction
 from s2s_ad.compiler.parse import finish_parse, lambda_to_def, parse_function
-from s2s_ad.compiler.syntax.builders import def_like, load, loaded_names, store, stored_names
+from s2s_ad.compiler.syntax.builders import (
+    assignment,
+    call_node,
+    def_like,
+    load,
+    loaded_names,
+    return_stmt,
+    store,
+    store_tuple,
+    stored_names,
+    tuple_of,
+)
 from s2s_ad.compiler.syntax.names import Namer
 from s2s_ad.markers import CustomDerivative
 
@@ -50,8 +61,8 @@ def calling_wrapper(fn: Callable, parsed: ParsedFunction) -> LocalFunction:
     """
     args = [load(p) for p in parsed.params]
     registered = Namer(set(parsed.params)).fresh("registered")
-    call = gast.Call(func=load(registered), args=args, keywords=[])
-    ret = gast.copy_location(gast.Return(value=gast.copy_location(call, parsed.node)),
+    call = call_node(load(registered), args)
+    ret = gast.copy_location(return_stmt(gast.copy_location(call, parsed.node)),
                              parsed.node)
     fdef = def_like(parsed.name, [store(p) for p in parsed.params], [ret], parsed.node)
     wrapper = ParsedFunction(name=parsed.name, node=fdef, filename=parsed.filename,
@@ -81,15 +92,13 @@ def _split(fn: Callable) -> Split | None:
     free = sorted((set(loaded_names(pb_def)) - own) & local)
     forward_body = [s for s in copy.deepcopy(body[:-1])
                     if not (isinstance(s, gast.FunctionDef) and s.name == pb_def.name)]
-    residuals = gast.Tuple(elts=[load(v) for v in free], ctx=gast.Load())
-    ret = gast.Return(value=gast.Tuple(elts=[copy.deepcopy(value), residuals], ctx=gast.Load()))
+    residuals = tuple_of([load(v) for v in free])
+    ret = return_stmt(tuple_of([copy.deepcopy(value), residuals]))
     forward = def_like(f"{parsed.name}_split_forward", copy.deepcopy(parsed.node.args.args),
                     forward_body + [gast.copy_location(ret, last)], parsed.node)
     res_name = Namer({n.id for n in gast.walk(parsed.node) if isinstance(n, gast.Name)}).fresh(
         "residuals")
-    unpack = gast.Assign(targets=[gast.Tuple(elts=[store(v) for v in free],
-                                             ctx=gast.Store())],
-                         value=load(res_name), type_comment=None)
+    unpack = assignment([store_tuple([store(v) for v in free])], load(res_name))
     gast.copy_location(unpack, pb_def)
     pb_args = [store(res_name)] + copy.deepcopy(pb_def.args.args)
     pullback = def_like(f"{parsed.name}_split_pullback", pb_args,

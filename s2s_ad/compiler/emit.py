@@ -31,7 +31,8 @@ from pathlib import Path
 
 import gast
 
-from s2s_ad.compiler.syntax.annotations import get_anno
+from s2s_ad.compiler.syntax.annotations import comment_of, line_of
+from s2s_ad.compiler.syntax.builders import const, expr_stmt, function_node, module
 
 _MARK = "__s2s_comment_{}__"
 
@@ -86,8 +87,7 @@ class _Comments:
 
     def marker(self, text: str) -> gast.Expr:
         self.texts.append(text)
-        node = gast.Expr(value=gast.Constant(value=_MARK.format(len(self.texts) - 1),
-                                             kind=None))
+        node = expr_stmt(const(_MARK.format(len(self.texts) - 1)))
         return node
 
     def source(self, line: int) -> str:
@@ -99,8 +99,8 @@ class _Comments:
         out: list[gast.stmt] = []
         last_line = None
         for s in body:
-            comment = get_anno(s, "comment")
-            line = get_anno(s, "line")
+            comment = comment_of(s)
+            line = line_of(s)
             if comment is not None:
                 if comment != last_line:
                     text = comment if line is None else f"{comment}: {self.source(line)}"
@@ -134,9 +134,8 @@ def function_source(fdef: gast.FunctionDef, filename: str, adjoint: bool = False
     """One generated function as commented source."""
     comments = _Comments(filename)
     body = comments.annotate(fdef.body, True)  # a pullback starts with its adjoint comments
-    node = gast.FunctionDef(name=fdef.name, args=fdef.args, body=body, decorator_list=[],
-                            returns=None, type_comment=None, type_params=[])
-    tree = _SignedConstants().visit(gast.gast_to_ast(gast.Module(body=[node], type_ignores=[])))
+    node = function_node(fdef.name, fdef.args, body)
+    tree = _SignedConstants().visit(gast.gast_to_ast(module([node])))
     ast.fix_missing_locations(tree)
     return comments.render(ast.unparse(tree))
 

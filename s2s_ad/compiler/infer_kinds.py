@@ -12,6 +12,18 @@ else in typed lists) and to build zero cotangents of tuples.
 ...     return x * k
 >>> sorted(transform(f, ["float", "int"], [0]).kinds.items())
 [('k', 'int'), ('n', 'int'), ('result', 'float'), ('x', 'float')]
+>>> import s2s_ad as ad
+>>> print(ad.source(f, 2.0, 3, stage="kinds"))  # the tree, unchanged, under its kinds
+# k: int
+# n: int
+# result: float
+# x: float
+def f(x, n):
+    # line 2: k = n * 2
+    k = n * 2
+    # line 3: return x * k
+    result = x * k
+    return result
 
 """
 
@@ -25,7 +37,18 @@ import gast
 
 from s2s_ad.compiler.custom import split_of
 from s2s_ad.compiler.kernel_ops import kernel_result_kind
-from s2s_ad.compiler.primitives import classify
+from s2s_ad.compiler.primitives import (
+    Copy,
+    CustomCall,
+    FunctionCall,
+    Index,
+    KernelCall,
+    Primitive,
+    RuleOp,
+    TupleDisplay,
+    UnknownCall,
+    classify,
+)
 from s2s_ad.compiler.structure_access import (
     MARKERS,
     argument_kind,
@@ -33,7 +56,7 @@ from s2s_ad.compiler.structure_access import (
     constructed,
     field_kind,
 )
-from s2s_ad.compiler.syntax.annotations import get_anno
+from s2s_ad.compiler.syntax.annotations import attribute_of, callee_of, method_of, structure_of
 from s2s_ad.errors import NonDifferentiableError
 from s2s_ad.kernels.gradients import CustomGradFunction
 from s2s_ad.kinds import (  # noqa: F401  (re-exported for the stages)
@@ -74,11 +97,11 @@ class _Kinds:
             return structure
         prim = classify(op)
         kinds = [self.atom(a) for a in prim.operands]
-        if prim.what == "copy":
+        if isinstance(prim, Copy):
             return kinds[0]
-        if prim.what == "tuple":
+        if isinstance(prim, TupleDisplay):
             return None if None in kinds else tuple(kinds)
-        if prim.what == "index":
+        if isinstance(prim, Index):
             base = kinds[0]
             if isinstance(base, tuple | ListKind) and isinstance(self.atom(op.slice), ArrayKind):
                 return "unknown"  # t[[0, 1]] of a tuple or list: Python's TypeError
@@ -97,11 +120,11 @@ class _Kinds:
             return "str"
         if isinstance(op, gast.Constant):
             return kind_of_value(op.value)
-        if prim.what in ("hook", "cut"):
+        if prim.identity:
             return kinds[0]
-        if prim.what == "function":
+        if isinstance(prim, FunctionCall):
             return None if None in kinds else self.callee_kind(prim.callee, kinds, op)
-        if prim.what == "custom":
+        if isinstance(prim, CustomCall):
             if None in kinds:
                 return None
             if isinstance(prim.callee, types.FunctionType):
@@ -109,17 +132,17 @@ class _Kinds:
             if isinstance(prim.callee, CustomGradFunction):
                 return kinds[0] if kinds else "unknown"
             return self.derivative_value_kind(prim, kinds, op)
-        if prim.what == "unknown":
+        if isinstance(prim, UnknownCall):
             return foreign_kind(prim.callee)
-        if prim.what == "kernel":
+        if isinstance(prim, KernelCall):
             return None if None in kinds else kernel_result_kind(op, kinds)
-        if prim.what == "rule" and isinstance(op, gast.BinOp) and isinstance(op.op, gast.Add) \
+        if isinstance(prim, RuleOp) and isinstance(op, gast.BinOp) and isinstance(op.op, gast.Add) \
                 and any(isinstance(k, tuple) for k in kinds):
             if None in kinds:
                 return None  # t + (v,) with v not known yet
             if all(isinstance(k, tuple) for k in kinds):
                 return kinds[0] + kinds[1]  # tuple concatenation
-        if prim.what == "rule":
+        if isinstance(prim, RuleOp):
             return self.rule_kind(prim, kinds, op)
         return "unknown"
 
@@ -143,18 +166,18 @@ class _Kinds:
         if isinstance(op, gast.Subscript) and isinstance(op.slice, gast.Constant) and \
                 isinstance(op.slice.value, str):
             return field_kind(self.atom(op.value), op.slice.value)
-        if isinstance(op, gast.Tuple) and get_anno(op, "structure") is not None:
+        if isinstance(op, gast.Tuple) and structure_of(op) is not None:
             kinds = [self.atom(a) for a in op.elts]
-            return None if None in kinds else get_anno(op, "structure").with_items(kinds)
+            return None if None in kinds else structure_of(op).with_items(kinds)
         if not isinstance(op, gast.Call):
             return _NOT_STRUCTURAL
-        callee = get_anno(op, "callee")
+        callee = callee_of(op)
         if any(callee is m for m in MARKERS):
             return None  # lowered to a direct call once the object's kind is known
         if op.args and isinstance(self.atom(op.args[0]), StructKind):
-            if get_anno(op, "attribute") is not None:  # p.size of a structure: a field
-                return field_kind(self.atom(op.args[0]), get_anno(op, "attribute"))
-            if get_anno(op, "method") is not None:
+            if attribute_of(op) is not None:  # p.size of a structure: a field
+                return field_kind(self.atom(op.args[0]), attribute_of(op))
+            if method_of(op) is not None:
                 return None
         if not builds_structure(callee):
             return _NOT_STRUCTURAL
@@ -166,24 +189,7 @@ class _Kinds:
             return "unknown"  # lowering reports it at its line
 
     def rule_kind(self, prim, kinds: list, op: gast.expr) -> Kind | None:
-        kind = prim.rule.kind
-        if callable(kind):
-            return None if None in kinds else kind(kinds, prim.operands)
-        if kind == "join":
-            return broadcast(kinds)
-        if kind == "pow":
-            a, b = kinds
-            exponent = prim.operands[1]
-            int_exp = isinstance(exponent, gast.Constant) and isinstance(exponent.value, int) \
-                and exponent.value >= 0
-            if a in ("int", "bool") and int_exp:
-                return "int"
-            if None in kinds:
-                return None
-            if any(isinstance(k, ArrayKind) for k in kinds):
-                return broadcast([a, b, "float"])
-            return "float" if set(kinds) <= set(NUMERIC) else "unknown"
-        return kind
+        return prim.rule.result_kind(kinds, prim.operands)
 
     def stmts(self, stmts: list[gast.stmt]) -> bool:
         changed = False
@@ -351,7 +357,7 @@ def refuse_unknown_result(fdef: gast.FunctionDef, kinds: dict[str, Kind],
         op = node.value
         prim = classify(op)
         operands = [state.atom(a) for a in prim.operands]
-        if isinstance(op, gast.Lambda) or (prim.what != "unknown" and
+        if isinstance(op, gast.Lambda) or (not isinstance(prim, UnknownCall) and
                                            any(map(_holds_unknown, operands))):
             continue  # a function value, or unknown because an operand is
         bound = state.op(op)
@@ -380,7 +386,7 @@ def _assignments(stmts: list[gast.stmt]):
                 yield from _assignments(block)
 
 
-def _unknown_cause(op: gast.expr, prim: Any, operands: list, text: str
+def _unknown_cause(op: gast.expr, prim: Primitive, operands: list, text: str
                    ) -> tuple[str, str] | None:
     """(problem, hint) for an operation ``text`` whose known operands give an unknown
     kind; None for one that runs in Python (a registered derivative's value)."""
@@ -389,9 +395,9 @@ def _unknown_cause(op: gast.expr, prim: Any, operands: list, text: str
         return (f"'{text}' repeats a tuple or list with '*', which is supported only for a "
                 "display repeated by a literal int ((x, y) * 2, up to 64 items)",
                 "write the items out, or build an array: np.full(n, x)")
-    if prim.what == "unknown" and arities(prim.callee):
+    if isinstance(prim, UnknownCall) and arities(prim.callee):
         return None  # rules for other argument counts: the reverse stage names them
-    if prim.what == "unknown":
+    if isinstance(prim, UnknownCall):
         name = getattr(prim.callee, "__qualname__", None) or repr(prim.callee)
         module = getattr(prim.callee, "__module__", None)
         owner = f" of {module}" if module else ""
@@ -402,9 +408,9 @@ def _unknown_cause(op: gast.expr, prim: Any, operands: list, text: str
     if isinstance(op, gast.Constant):
         return (f"the constant {op.value!r} ({type(op.value).__name__}) is not supported",
                 "use floats, ints, bools, arrays and tuples of them")
-    if prim.what == "rule" and prim.rule.variant is not None:
+    if isinstance(prim, RuleOp) and prim.rule.variant is not None:
         return None  # the rule's variant states its own reason at the call (reverse stage)
-    if prim.what == "rule" and all(k is not None for k in operands):
+    if isinstance(prim, RuleOp) and all(k is not None for k in operands):
         described = ", ".join(_described(k) for k in operands)
         return (f"the kind of '{text}' cannot be inferred from its operands ({described})",
                 "use floats, ints, bools, float arrays and tuples of them")

@@ -53,7 +53,7 @@ from dataclasses import dataclass
 
 import gast
 
-from s2s_ad.compiler.syntax.annotations import get_anno
+from s2s_ad.compiler.syntax.annotations import line_of
 from s2s_ad.compiler.syntax.builders import loaded_names
 from s2s_ad.kinds import Kind
 
@@ -89,7 +89,7 @@ def growing_int(fdef: gast.FunctionDef, kinds: dict[str, Kind]) -> Growth | None
 
 
 def _growth(op: gast.AST, stmt: gast.stmt, message: str) -> Growth:
-    line = getattr(op, "lineno", None) or get_anno(stmt, "line") or 0
+    line = getattr(op, "lineno", None) or line_of(stmt) or 0
     return Growth(line, getattr(op, "col_offset", 0) + 1, message)
 
 

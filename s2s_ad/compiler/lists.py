@@ -27,8 +27,8 @@ from collections.abc import Callable
 import gast
 import numpy as np
 
-from s2s_ad.compiler.syntax.annotations import set_anno
-from s2s_ad.compiler.syntax.builders import load
+from s2s_ad.compiler.syntax.annotations import set_callee
+from s2s_ad.compiler.syntax.builders import attribute, call_node, load
 from s2s_ad.errors import Location, NonDifferentiableError
 
 # list methods that change the list in place
@@ -66,9 +66,8 @@ def _index_array(display: gast.List, locate: Callable[[gast.AST], Location]) -> 
         raise NonDifferentiableError(
             "a list used as an index must hold integers (an index array) or booleans "
             "(a mask)", locate(display), "write the positions as ints: x[[0, 2]]")
-    convert = gast.Call(func=gast.Attribute(value=load("np"), attr="array", ctx=gast.Load()),
-                        args=[display], keywords=[])
-    set_anno(convert, "callee", np.array)
+    convert = call_node(attribute(load("np"), "array"), [display])
+    set_callee(convert, np.array)
     return gast.copy_location(convert, display)
 
 

@@ -26,6 +26,7 @@ import gast
 from s2s_ad.compiler.dependencies import Cells, Namespace
 from s2s_ad.compiler.ir import ParsedFunction
 from s2s_ad.compiler.lists import freeze_lists, index_arrays, refused_list_change
+from s2s_ad.compiler.syntax.builders import function_node, return_stmt
 from s2s_ad.errors import Location, NonDifferentiableError
 from s2s_ad.rules import lookup
 
@@ -134,10 +135,9 @@ def _span(node: gast.AST) -> tuple[tuple[int, int], tuple[int, int]]:
 
 def lambda_to_def(node: gast.Lambda, name: str) -> gast.FunctionDef:
     """``lambda a: e`` as ``def name(a): return e`` with the lambda's position."""
-    ret = gast.Return(value=node.body)
+    ret = return_stmt(node.body)
     gast.copy_location(ret, node.body)
-    fdef = gast.FunctionDef(name=name, args=node.args, body=[ret], decorator_list=[],
-                            returns=None, type_comment=None, type_params=[])
+    fdef = function_node(name, node.args, [ret])
     return gast.copy_location(fdef, node)
 
 

@@ -1,16 +1,14 @@
 """The compiler, stage by stage: what runs, in order, for one function.
 
-    parse      -> ParsedFunction   (gast FunctionDef, names resolved, refusals raised)
-    normalize  -> NormalFunction   (single exit, flags for break/continue, ANF)
-    kinds      -> kind of every variable (a name rebound to another shape is split)
-    activity   -> varied / useful / active variables, zero-derivative findings
-    reverse    -> primal, forward, pullback, fused value-and-gradient trees
-    emit       -> one commented Python module (in ``linking``, with its callees)
-    jit        -> callables: Numba where it types, Python otherwise
+:data:`PIPELINE` lists the stages in order, each with the module that does it
+(whose docstring shows its before/after on a small example) and what it makes;
+:func:`run_stages` runs them.  Parsing is cached per function and the whole run
+per argument kinds in :mod:`s2s_ad.compiler.transforms`.  What each stage made
+prints as Python (its tree kept as it was, copied before a later stage changes
+it): ``stage_source(t, "anf")``, ``ad.source(f, stage="anf")``.
 
-Parsing is cached per function and the whole run per argument kinds in
-:mod:`s2s_ad.compiler.transforms`.  Each stage's output prints as Python:
-``stage_source(t, "anf")``.
+>>> [stage.name for stage in PIPELINE][:6]
+['parse', 'anf', 'versions', 'structures', 'tuples', 'kinds']
 """
 
 from __future__ import annotations
@@ -47,9 +45,93 @@ from s2s_ad.compiler.syntax.builders import loaded_names
 from s2s_ad.compiler.syntax.names import Namer
 from s2s_ad.compiler.tuple_arguments import arrays_for_tuples
 from s2s_ad.errors import NonDifferentiableError, ZeroDerivativeWarning
-from s2s_ad.kinds import Kind, StaticKind, is_structure, kind_of_value
+from s2s_ad.kinds import Kind, StaticKind, holds_structure_kind, is_structure, kind_of_value
 
-STAGES = ("parse", "anf", "forward", "pullback", "fused", "module")
+
+@dataclass(frozen=True)
+class Stage:
+    """One stage: its ``name`` (``ad.source(f, stage=name)``, ``s2s-ad show --stage``),
+    the ``module`` that does it and what it ``makes``; ``printed``: whether its output
+    prints as Python."""
+
+    name: str
+    module: str
+    makes: str
+    printed: bool = True
+
+
+PIPELINE: tuple[Stage, ...] = (
+    Stage("parse", "s2s_ad.compiler.parse",
+          "inspect + gast: the user's def, names resolved, refusals raised"),
+    Stage("anf", "s2s_ad.compiler.normalize",
+          "normalized: early return / break / continue -> flags; A-normal form"),
+    Stage("versions", "s2s_ad.compiler.normalize.versions",
+          "a name rebound to a value of another shape split into versions (a, a_1)"),
+    Stage("structures", "s2s_ad.compiler.structure_access",
+          "fields, methods and constructions of structures -> tuple operations"),
+    Stage("tuples", "s2s_ad.compiler.tuple_arguments",
+          "a tuple NumPy takes as data -> np.array(tuple)"),
+    Stage("kinds", "s2s_ad.compiler.infer_kinds",
+          "what each variable holds (float, int, bool, tuple, array, structure)"),
+    Stage("activity", "s2s_ad.compiler.activity",
+          "varied ∩ useful variables; flow-sensitive ZeroDerivativeWarning"),
+    Stage("forward", "s2s_ad.compiler.reverse",
+          "primal, and forward: the value and the residuals the pullback reads"),
+    Stage("pullback", "s2s_ad.compiler.reverse", "residuals, cotangent -> gradients"),
+    Stage("fused", "s2s_ad.compiler.reverse", "value and gradient in one call, for the hot path"),
+    Stage("module", "s2s_ad.compiler.emit",
+          'one commented module, e.g. "# adjoint of line 7: y = sin(x) * w"'),
+    Stage("jit", "s2s_ad.compiler.jit",
+          "numba.njit(cache=True) where it types, the same source in Python otherwise",
+          printed=False),
+)
+STAGES = tuple(stage.name for stage in PIPELINE if stage.printed)
+
+
+class StageOutputs:
+    """The tree each stage made, printed when asked.  A stage keeps the tree itself; a
+    stage about to change the tree in place calls :meth:`changing` first, which copies
+    it for the stages that kept it (so unchanged stages share one tree)."""
+
+    def __init__(self, filename: str):
+        self.filename = filename
+        self.trees: dict[str, gast.FunctionDef] = {}
+        self.headers: dict[str, list[str]] = {}
+
+    def keep(self, stage: str, tree: gast.FunctionDef, header: list[str] | None = None
+             ) -> None:
+        """``tree`` is what ``stage`` made (``header``: comment lines printed above it)."""
+        self.trees[stage] = tree
+        if header:
+            self.headers[stage] = header
+
+    def changing(self, tree: gast.FunctionDef) -> None:
+        """``tree`` is about to be changed in place."""
+        kept = [stage for stage, t in self.trees.items() if t is tree]
+        if kept:
+            snapshot = _copy_tree(tree)
+            self.trees.update(dict.fromkeys(kept, snapshot))
+
+    def source(self, stage: str) -> str | None:
+        """What ``stage`` made, as Python source (None: not a kept stage)."""
+        tree = self.trees.get(stage)
+        if tree is None:
+            return None
+        lines = [f"# {line}" for line in self.headers.get(stage, [])]
+        return "\n".join([*lines, function_source(tree, self.filename)])
+
+
+def _copy_tree(node: gast.AST) -> gast.AST:
+    """A copy of ``node``'s tree: new nodes, the same annotation values."""
+    new = type(node).__new__(type(node))
+    new.__dict__.update(node.__dict__)
+    for name in node._fields:
+        value = getattr(node, name, None)
+        if isinstance(value, gast.AST):
+            setattr(new, name, _copy_tree(value))
+        elif isinstance(value, list):
+            setattr(new, name, [_copy_tree(v) if isinstance(v, gast.AST) else v for v in value])
+    return new
 
 
 @dataclass(eq=False)
@@ -71,6 +153,7 @@ class Transform:
     structured_result: bool = False  # the result is (or holds) one: rebuild it
     structured_globals: bool = False  # a global variable it reads is a structure
     dependencies: Dependencies | None = None  # what it was built from (see dependencies)
+    outputs: StageOutputs | None = None  # what each stage made, printable
 
     def current(self) -> bool:
         """Whether what it was built from still holds (no helper redefined, no global
@@ -109,30 +192,44 @@ class Transform:
         return tuple(read.value() for read in self.generated.hidden)
 
 
-
 def run_stages(parsed: ParsedFunction, arg_kinds: list[Kind], wrt_positions: list[int],
-               float_dtype: str, linker: Linker) -> Transform:
-    """Every stage after parsing, for arguments of ``arg_kinds``.
+               float_dtype: str, linker: Linker, normal: NormalFunction | None = None
+               ) -> Transform:
+    """Every stage after parsing, for arguments of ``arg_kinds`` (``normal``: the
+    normalized function when it was just made, unused yet).
 
     ``linker(callee, kinds, primal_only)`` transforms a called Python function.
     """
-    normal = normalize(parsed)
+    if normal is None:
+        normal = normalize(parsed)
+    outputs = StageOutputs(parsed.filename)
+    outputs.keep("parse", parsed.node)
+    outputs.keep("anf", normal.node)
     try:
-        return _later_stages(parsed, normal, arg_kinds, wrt_positions, float_dtype, linker)
+        return _later_stages(parsed, normal, arg_kinds, wrt_positions, float_dtype, linker,
+                             outputs)
     except NonDifferentiableError as exc:
         raise in_user_names(exc, normal.namer) from None
 
 
 def _later_stages(parsed: ParsedFunction, normal: NormalFunction, arg_kinds: list[Kind],
-                  wrt_positions: list[int], float_dtype: str, linker: Linker) -> Transform:
-    kinds = _infer_kinds(normal, arg_kinds, linker)
+                  wrt_positions: list[int], float_dtype: str, linker: Linker,
+                  outputs: StageOutputs) -> Transform:
+    passes = _KindsPasses(normal, arg_kinds, linker, outputs)
+    passes.versions()
+    passes.structures()
+    passes.tuples()
+    kinds = passes.final_kinds()
     wrt = [normal.params[i] for i in wrt_positions]
     activity = analyze_activity(normal.node, wrt, kinds)
     t = Transform(name=parsed.name, parsed=parsed, normal=normal, kinds=kinds,
                   activity=activity, wrt_positions=wrt_positions,
-                  result_kind=result_kind(normal.node, kinds))
+                  result_kind=result_kind(normal.node, kinds), outputs=outputs)
     t.zero_derivatives = zero_derivatives(normal.node, wrt, kinds, parsed.name)
+    outputs.keep("activity", normal.node, _activity_lines(t))
     t.generated = reverse(normal, kinds, activity, wrt, float_dtype, linker)
+    t.structured = any(map(holds_structure_kind, arg_kinds))
+    t.structured_result = holds_structure_kind(t.result_kind)
     t.structured_globals = any(is_structure(read.value()) for read in t.generated.hidden)
     t.module = load_module(t.name, parsed, normal, kinds, t.generated)
     return t
@@ -157,42 +254,76 @@ def in_user_names(exc: NonDifferentiableError, namer: Namer) -> NonDifferentiabl
     return renamed
 
 
-def _infer_kinds(normal: NormalFunction, arg_kinds: list[Kind], linker: Linker) -> dict[str, Kind]:
-    """The kinds stage; a name rebound to a value of another shape (a number,
-    then an array) is split into versions first, and a tuple passed to a NumPy
-    function as its data becomes ``np.array`` of it."""
-    arguments = dict(zip(normal.params, arg_kinds, strict=True))
-    env = dict(arguments)
-    env.update({name: StaticKind(value) if callable(value) else kind_of_value(value)
-                for name, value in normal.externals.items()})  # functions: static values
-    env.update({name: kind_of_value(read.value()) for name, read in normal.hidden.items()})
+class _KindsPasses:
+    """The stages between normalizing and activity, which change the tree in place as
+    kinds become known: ``versions``, ``structures`` and ``tuples``, then ``kinds``
+    (the kind of every variable).  Each infers kinds again after changing the tree."""
 
-    def callee_kind(callee, kinds, call):
-        return linker(callee, kinds, True, call).result_kind
+    def __init__(self, normal: NormalFunction, arg_kinds: list[Kind], linker: Linker,
+                 outputs: StageOutputs):
+        self.normal, self.outputs = normal, outputs
+        self.arguments = dict(zip(normal.params, arg_kinds, strict=True))
+        env = dict(self.arguments)
+        env.update({name: StaticKind(value) if callable(value) else kind_of_value(value)
+                    for name, value in normal.externals.items()})  # functions: static values
+        env.update({name: kind_of_value(read.value()) for name, read in normal.hidden.items()})
+        self.env = env
 
-    # split first what is known before structures are lowered (a structure rebound to
-    # one with other static fields, whose old fields are read), then what lowering shows
-    _split_rebound(normal, infer_kinds(normal.node, env, callee_kind), arguments, callee_kind)
-    kinds = _lowered_structures(normal, env, callee_kind)
-    if _split_rebound(normal, kinds, arguments, callee_kind):
-        kinds = infer_kinds(normal.node, env, callee_kind)
-    refuse_mixed_structures(normal.node, kinds, callee_kind, normal.parsed.location)
-    converted = arrays_for_tuples(normal.node, kinds, normal.namer, normal.parsed.location)
-    if converted:
-        normal.locals |= converted
-        kinds = infer_kinds(normal.node, env, callee_kind)
-    refuse_unknown_result(normal.node, kinds, callee_kind, normal.parsed.location)
-    return kinds
+        def callee_kind(callee, kinds, call):
+            return linker(callee, kinds, True, call).result_kind
 
+        self.callee_kind = callee_kind
+        self.kinds: dict[str, Kind] = {}
 
-def _split_rebound(normal: NormalFunction, kinds: dict, arguments: dict,
-                   callee_kind) -> bool:
-    """Split the names rebound to values of another shape into versions; whether any."""
-    rebound = rebound_names(normal.node, kinds, arguments, callee_kind)
-    versions = (split_versions(normal.node, rebound, normal.namer, normal.return_flag)
-                if rebound else set())
-    normal.locals |= versions
-    return bool(versions)
+    def infer(self) -> dict[str, Kind]:
+        self.kinds = infer_kinds(self.normal.node, self.env, self.callee_kind)
+        return self.kinds
+
+    def versions(self) -> None:
+        """Split first what is known before structures are lowered (a structure rebound
+        to one with other static fields, whose old fields are read)."""
+        self._split_rebound(self.infer())
+        self.outputs.keep("versions", self.normal.node)
+
+    def structures(self) -> None:
+        """Lower structure operations to tuple operations, then split what lowering shows."""
+        normal = self.normal
+        self.outputs.changing(normal.node)
+        self.kinds = _lowered_structures(normal, self.env, self.callee_kind)
+        if self._split_rebound(self.kinds):
+            self.infer()
+        refuse_mixed_structures(normal.node, self.kinds, self.callee_kind,
+                                normal.parsed.location)
+        self.outputs.keep("structures", normal.node)
+
+    def tuples(self) -> None:
+        """A tuple passed to a NumPy function as its data becomes ``np.array`` of it."""
+        normal = self.normal
+        self.outputs.changing(normal.node)
+        converted = arrays_for_tuples(normal.node, self.kinds, normal.namer,
+                                      normal.parsed.location)
+        if converted:
+            normal.locals |= converted
+            self.infer()
+        self.outputs.keep("tuples", normal.node)
+
+    def final_kinds(self) -> dict[str, Kind]:
+        """The kinds stage: a result of unknown kind is refused."""
+        refuse_unknown_result(self.normal.node, self.kinds, self.callee_kind,
+                              self.normal.parsed.location)
+        self.outputs.keep("kinds", self.normal.node, _kind_lines(self.kinds))
+        return self.kinds
+
+    def _split_rebound(self, kinds: dict) -> bool:
+        """Split the names rebound to values of another shape into versions; whether any."""
+        normal = self.normal
+        rebound = rebound_names(normal.node, kinds, self.arguments, self.callee_kind)
+        if not rebound:
+            return False
+        self.outputs.changing(normal.node)
+        versions = split_versions(normal.node, rebound, normal.namer, normal.return_flag)
+        normal.locals |= versions
+        return bool(versions)
 
 
 def _lowered_structures(normal: NormalFunction, env: dict[str, Kind], callee_kind) -> dict:
@@ -235,14 +366,25 @@ _LOWERING_ROUNDS = 20
 
 def stage_source(t: Transform, stage: str) -> str:
     """The printable output of one stage of ``t`` (see ``STAGES``)."""
-    fname = t.parsed.filename
-    gen = t.generated
-    if stage == "parse":
-        return function_source(t.parsed.node, fname)
-    if stage == "anf":
-        return function_source(t.normal.node, fname)
     if stage in ("forward", "pullback", "fused"):
-        return function_source(getattr(gen, stage), fname, adjoint=stage != "forward")
+        return function_source(getattr(t.generated, stage), t.parsed.filename,
+                               adjoint=stage != "forward")
     if stage == "module":
         return t.module.source
-    raise ValueError(f"unknown stage {stage!r}; choose one of {', '.join(STAGES)}")
+    text = t.outputs.source(stage) if stage in STAGES else None
+    if text is None:
+        raise ValueError(f"unknown stage {stage!r}; choose one of {', '.join(STAGES)}")
+    return text
+
+
+def _kind_lines(kinds: dict[str, Kind]) -> list[str]:
+    return [f"{name}: {kind if isinstance(kind, str) else repr(kind)}"
+            for name, kind in sorted(kinds.items())]
+
+
+def _activity_lines(t: Transform) -> list[str]:
+    a = t.activity
+    lines = [f"{what}: {', '.join(sorted(names)) or '(none)'}"
+             for what, names in (("varied", a.varied), ("useful", a.useful),
+                                 ("active", a.varied & a.useful))]
+    return lines + [f"line {z.lineno}: {z.message}" for z in t.zero_derivatives]

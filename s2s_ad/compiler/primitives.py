@@ -2,20 +2,21 @@
 
 >>> import gast
 >>> op = gast.parse("a * b", mode="eval").body
->>> classify(op).what, [n.id for n in classify(op).operands]
-('rule', ['a', 'b'])
+>>> type(classify(op)).__name__, [n.id for n in classify(op).operands]
+('RuleOp', ['a', 'b'])
 """
 
 from __future__ import annotations
 
 import types
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, ClassVar
 
 import gast
 
 from s2s_ad.compiler.ir import LocalFunction
-from s2s_ad.compiler.syntax.annotations import get_anno
+from s2s_ad.compiler.syntax.annotations import callee_of
+from s2s_ad.compiler.syntax.builders import const
 from s2s_ad.kernels.registry import run_kernel
 from s2s_ad.markers import (
     CustomDerivative,
@@ -29,38 +30,109 @@ from s2s_ad.rules import Rule, lookup, operator_rule
 
 @dataclass
 class Primitive:
-    """An ANF operation: ``what`` it is, its ``rule`` and its ``operands``.
+    """An ANF operation: its ``operands``, and for a call its ``callee`` (and ``rule``
+    or ``custom`` derivative). Each kind of operation is a subclass; what the reverse
+    pass and the analyses ask of every kind is a method or class attribute here."""
 
-    ``what`` is one of ``rule`` (a registered primitive), ``copy`` (an atom),
-    ``tuple``, ``index`` (constant index into a tuple), ``function`` (a Python
-    function differentiated through its source), ``custom`` (a call of a
-    function with a registered ``@derivative``), ``hook`` (``with_derivative``),
-    ``cut`` (``without_derivative``), ``kernel`` (``run_kernel``: its operands are the
-    kernel's inputs, after the name), ``opaque`` (no derivative and none
-    needed: constants, comparisons, strings) or ``unknown`` (a call with
-    neither rule nor source).
-    """
-
-    what: str
     operands: list[gast.expr] = field(default_factory=list)
     rule: Rule | None = None
     callee: Any = None
     custom: CustomDerivative | None = None
     recompute: bool = False  # a function whose pullback recomputes its forward run
 
+    shares_operands: ClassVar[bool] = False
+    """A call of code other than a rule: its result may hold its operands' memory."""
+    may_write: ClassVar[bool] = False
+    """Runs Python code that may write into the arrays it can reach."""
+    identity: ClassVar[bool] = False
+    """Its value is its first operand (``with_derivative``, ``without_derivative``)."""
+    cuts: ClassVar[bool] = False
+    """No derivative flows through it, by the user's choice (``without_derivative``)."""
+
     def differentiable_operands(self) -> list[tuple[int, gast.expr]]:
         """(position, operand) pairs through which a derivative can flow."""
-        if self.what == "rule":
-            return [(i, a) for i, a in enumerate(self.operands)
-                    if i < len(self.rule.params) and self.rule.params[i] in self.rule.adjoints]
-        if self.what == "custom":
-            positions = self.custom.positions(len(self.operands))
-            return [(i, a) for i, a in enumerate(self.operands) if i in positions]
-        if self.what == "hook":
-            return [(0, self.operands[0])]
-        if self.what in ("copy", "tuple", "index", "function", "unknown", "kernel"):
-            return list(enumerate(self.operands))
+        return list(enumerate(self.operands))
+
+
+class RuleOp(Primitive):
+    """A registered primitive (an operator or a call with a rule)."""
+
+    def differentiable_operands(self) -> list[tuple[int, gast.expr]]:
+        return [(i, a) for i, a in enumerate(self.operands)
+                if i < len(self.rule.params) and self.rule.params[i] in self.rule.adjoints]
+
+
+class Copy(Primitive):
+    """An atom: ``y = x``."""
+
+
+class TupleDisplay(Primitive):
+    """A tuple built from atoms: ``(a, b)``."""
+
+
+class Index(Primitive):
+    """An item of a tuple, list or array: ``t[i]`` (its one operand is ``t``)."""
+
+
+class FunctionCall(Primitive):
+    """A Python function differentiated through its source."""
+
+    shares_operands = True
+    may_write = True
+
+
+class CustomCall(Primitive):
+    """A call of a function with a registered ``@derivative``."""
+
+    shares_operands = True
+    may_write = True
+
+    def differentiable_operands(self) -> list[tuple[int, gast.expr]]:
+        positions = self.custom.positions(len(self.operands))
+        return [(i, a) for i, a in enumerate(self.operands) if i in positions]
+
+
+class HookCall(Primitive):
+    """``with_derivative(value, hook)``: the value, with its cotangent passed to ``hook``."""
+
+    shares_operands = True
+    may_write = True
+    identity = True
+
+    def differentiable_operands(self) -> list[tuple[int, gast.expr]]:
+        return [(0, self.operands[0])]
+
+
+class CutCall(Primitive):
+    """``without_derivative(value)``: the value, as a constant."""
+
+    shares_operands = True
+    may_write = True
+    identity = True
+    cuts = True
+
+    def differentiable_operands(self) -> list[tuple[int, gast.expr]]:
         return []
+
+
+class KernelCall(Primitive):
+    """``run_kernel(kernel, *inputs)``: its operands are the kernel's inputs."""
+
+    shares_operands = True
+
+
+class Opaque(Primitive):
+    """No derivative and none needed: constants, comparisons, strings."""
+
+    def differentiable_operands(self) -> list[tuple[int, gast.expr]]:
+        return []
+
+
+class UnknownCall(Primitive):
+    """A call with neither rule nor source."""
+
+    shares_operands = True
+    may_write = True
 
 
 LIBRARY_MODULES = ("numpy", "scipy", "numba", "math", "builtins")
@@ -88,7 +160,7 @@ def _bind(rule: Rule, call: gast.Call) -> list[gast.expr]:
         if param in given:
             operands.append(given[param])
         elif param in rule.defaults:
-            operands.append(gast.Constant(value=rule.defaults[param], kind=None))
+            operands.append(const(rule.defaults[param]))
         else:
             break
     return operands
@@ -97,34 +169,34 @@ def _bind(rule: Rule, call: gast.Call) -> list[gast.expr]:
 def classify(op: gast.expr) -> Primitive:
     """Classify the right-hand side ``op`` of an ANF statement."""
     if isinstance(op, gast.Name):
-        return Primitive("copy", [op])
+        return Copy([op])
     if isinstance(op, gast.Constant | gast.JoinedStr | gast.Compare):
-        return Primitive("opaque")
+        return Opaque()
     if isinstance(op, gast.BinOp):
-        return Primitive("rule", [op.left, op.right], operator_rule(op.op))
+        return RuleOp([op.left, op.right], operator_rule(op.op))
     if isinstance(op, gast.UnaryOp):
-        return Primitive("rule", [op.operand], operator_rule(op.op))
+        return RuleOp([op.operand], operator_rule(op.op))
     if isinstance(op, gast.Tuple):
-        return Primitive("tuple", list(op.elts))
+        return TupleDisplay(list(op.elts))
     if isinstance(op, gast.Subscript):
-        return Primitive("index", [op.value])
+        return Index([op.value])
     if isinstance(op, gast.Call):
-        callee = get_anno(op, "callee")
+        callee = callee_of(op)
         if callee is run_kernel:
-            return Primitive("kernel", list(op.args[1:]), None, callee)
+            return KernelCall(list(op.args[1:]), None, callee)
         custom = custom_derivative(callee)
         if custom is not None:
-            return Primitive("custom", list(op.args), None, callee, custom)
+            return CustomCall(list(op.args), None, callee, custom)
         if isinstance(callee, RecomputedFunction):
-            return Primitive("function", list(op.args), None, callee.fn, recompute=True)
+            return FunctionCall(list(op.args), None, callee.fn, recompute=True)
         if callee is with_derivative:
-            return Primitive("hook", list(op.args), None, callee)
+            return HookCall(list(op.args), None, callee)
         if callee is without_derivative:
-            return Primitive("cut", list(op.args), None, callee)
+            return CutCall(list(op.args), None, callee)
         rule = lookup(callee, len(op.args))
         if rule is not None:
-            return Primitive("rule", _bind(rule, op), rule, callee)
+            return RuleOp(_bind(rule, op), rule, callee)
         if _is_source_function(callee):
-            return Primitive("function", list(op.args), None, callee)
-        return Primitive("unknown", list(op.args), None, callee)
-    return Primitive("opaque")
+            return FunctionCall(list(op.args), None, callee)
+        return UnknownCall(list(op.args), None, callee)
+    return Opaque()

@@ -1,5 +1,5 @@
-"""Structures as tuples (part of the kinds stage): field reads, constructions and
-method calls become tuple operations and direct calls.
+"""The structures stage: field reads, constructions and method calls become tuple
+operations and direct calls; every later stage sees tuples.
 
 The normalizer cannot know which values are structures (it runs before kinds),
 so it writes what it sees: ``t = p.x`` (an attribute read), ``call_method(p,
@@ -13,16 +13,22 @@ so it writes what it sees: ``t = p.x`` (an attribute read), ``call_method(p,
 * ``Point(a, b)``, ``dict(w=a)`` and ``dataclasses.replace(p, x=a)`` -> tuple
   displays that remember their structure (the ``structure`` annotation).
 
-Every later stage sees tuples, which it already differentiates.
-
 >>> import dataclasses, s2s_ad as ad
 >>> @dataclasses.dataclass
 ... class Point:
 ...     x: float
 ...     y: float
->>> print(ad.source(lambda p: p.x * p.y, Point(3.0, 4.0), stage="anf"))
+>>> norm2 = lambda p: p.x * p.y
+>>> for stage in ("anf", "structures"):  # before and after
+...     print(ad.source(norm2, Point(3.0, 4.0), stage=stage))
 def lambda_(p):
-    # line 1: print(ad.source(lambda p: p.x * p.y, Point(3.0, 4.0), stage="anf"))
+    # line 1: norm2 = lambda p: p.x * p.y
+    p_x = p.x
+    p_y = p.y
+    result = p_x * p_y
+    return result
+def lambda_(p):
+    # line 1: norm2 = lambda p: p.x * p.y
     p_x = p[0]
     p_y = p[1]
     result = p_x * p_y
@@ -40,17 +46,17 @@ from typing import Any
 import gast
 import numpy as np
 
-from s2s_ad.compiler.syntax.annotations import copy_annos, get_anno, set_anno
+from s2s_ad.compiler.syntax.annotations import (
+    attribute_of,
+    callee_of,
+    copy_annos,
+    method_of,
+    set_callee,
+    set_structure,
+)
 from s2s_ad.compiler.syntax.builders import const, load, store
 from s2s_ad.errors import Location, NonDifferentiableError
-from s2s_ad.kinds import (
-    NO_DERIVATIVE,
-    Kind,
-    StaticKind,
-    StructKind,
-    is_dynamic,
-    kind_of_value,
-)
+from s2s_ad.kinds import NO_DERIVATIVE, Kind, StaticKind, StructKind, is_dynamic, kind_of_value
 from s2s_ad.markers import with_derivative, without_derivative
 
 
@@ -265,9 +271,9 @@ class _Lowering:
         if isinstance(value, gast.Subscript) and isinstance(value.slice, gast.Constant) \
                 and isinstance(value.slice.value, str):
             return self.field_read(s, target, value, value.slice.value)
-        if isinstance(value, gast.Call) and get_anno(value, "attribute") is not None and \
+        if isinstance(value, gast.Call) and attribute_of(value) is not None and \
                 isinstance(self.kind(value.args[0]), StructKind):  # p.T, p.size: its fields
-            read = gast.Attribute(value=value.args[0], attr=get_anno(value, "attribute"),
+            read = gast.Attribute(value=value.args[0], attr=attribute_of(value),
                                   ctx=gast.Load())
             return self.field_read(s, target, gast.copy_location(read, value))
         if isinstance(value, gast.Call):
@@ -302,7 +308,7 @@ class _Lowering:
             raw = self.namer.fresh(f"{target}_carried")
             self.fresh.add(raw)
             cut = gast.Call(func=load("without_derivative"), args=[load(raw)], keywords=[])
-            set_anno(cut, "callee", without_derivative)
+            set_callee(cut, without_derivative)
             first = copy_annos(s, gast.Assign(targets=[store(raw)], value=item, type_comment=None))
             return [first, self.rebind(s, cut)]
         statics = dict(kind.statics)
@@ -326,12 +332,12 @@ class _Lowering:
                          "read a field of the structure, or call its method")
 
     def call(self, s: gast.stmt, value: gast.Call) -> list:
-        callee = get_anno(value, "callee")
+        callee = callee_of(value)
         args = list(value.args)
-        if get_anno(value, "method") is not None and args and \
+        if method_of(value) is not None and args and \
                 isinstance(self.kind(args[0]), StructKind):  # p.copy(), p.sum(): its methods
             callee = call_method
-            args = [args[0], const(get_anno(value, "method")), *args[1:]]
+            args = [args[0], const(method_of(value)), *args[1:]]
         for a in args:
             if isinstance(a, gast.Name) and a.id in self.statics and callee not in MARKERS:
                 if not (callee is dataclasses.replace or isinstance(callee, type)
@@ -399,7 +405,7 @@ class _Lowering:
         if not isinstance(fn, types.FunctionType):
             new = gast.Call(func=load(getattr(fn, "__name__", "function")), args=args,
                             keywords=keywords)
-            set_anno(new, "callee", fn)
+            set_callee(new, fn)
             self.changed = True
             return gast.copy_location(new, where)
         params = list(inspect.signature(fn).parameters.values())
@@ -419,7 +425,7 @@ class _Lowering:
         func = gast.Attribute(value=load(qual[-2]), attr=qual[-1], ctx=gast.Load()) \
             if len(qual) > 1 else load(qual[-1])
         new = gast.Call(func=func, args=bound, keywords=[])
-        set_anno(new, "callee", fn)
+        set_callee(new, fn)
         self.changed = True
         return gast.copy_location(new, where)
 
@@ -456,7 +462,7 @@ class _Lowering:
             before.append(gast.Assign(targets=[store(name)], value=item, type_comment=None))
             items.append(load(name))
         display = gast.copy_location(gast.Tuple(elts=items, ctx=gast.Load()), value)
-        set_anno(display, "structure", template)
+        set_structure(display, template)
         self.changed = True
         return before + [display]
 

@@ -13,9 +13,9 @@ from __future__ import annotations
 import threading
 from typing import Any
 
-from s2s_ad.compiler.dependencies import include, note_function, recording
+from s2s_ad.compiler.dependencies import Reads, include, note_function, recording
 from s2s_ad.compiler.ir import GlobalRead, LocalFunction, ParsedFunction
-from s2s_ad.compiler.normalize import normalize
+from s2s_ad.compiler.normalize import NormalFunction, normalize
 from s2s_ad.compiler.parse import parse_function
 from s2s_ad.compiler.pipeline import Transform, run_stages
 from s2s_ad.errors import NonDifferentiableError
@@ -64,8 +64,8 @@ def transform(target: Any, arg_kinds: list[Kind], wrt_positions: list[int],
 def _transform(target: Any, arg_kinds: list[Kind], wrt_positions: list[int],
                float_dtype: str) -> Transform:
     parsed = parsed_function(target)
-    key = (id(parsed), tuple(arg_kinds), tuple(wrt_positions), float_dtype,
-           _global_kinds(parsed))
+    global_kinds, fresh = _global_kinds(parsed)
+    key = (id(parsed), tuple(arg_kinds), tuple(wrt_positions), float_dtype, global_kinds)
     kept = _transforms.setdefault(key, [])
     for t in kept:
         if t.current():
@@ -79,8 +79,12 @@ def _transform(target: Any, arg_kinds: list[Kind], wrt_positions: list[int],
     try:
         with recording() as reads:
             note_function(target)
+            normal = None
+            if fresh is not None:  # normalized just now, for the key: its reads count too
+                normal, normalize_reads = fresh
+                reads.include(normalize_reads)
             result = run_stages(parsed, arg_kinds, wrt_positions, float_dtype,
-                                _linker(parsed, float_dtype))
+                                _linker(parsed, float_dtype), normal)
     finally:
         del _in_progress[parsed.key]
     result.dependencies = reads.dependencies()
@@ -96,14 +100,21 @@ transforms_made = [0]  # how many transforms were made (tests check nothing is r
 _reads: dict[int, tuple[ParsedFunction, list[GlobalRead]]] = {}
 
 
-def _global_kinds(parsed: ParsedFunction) -> tuple:
+def _global_kinds(parsed: ParsedFunction
+                  ) -> tuple[tuple, tuple[NormalFunction, Reads] | None]:
     """The kinds of the global variables ``parsed`` reads, now: the generated code
-    depends on them (their values are arguments)."""
+    depends on them (their values are arguments).  The first time, it normalizes
+    ``parsed`` to find them, and returns that result with the reads it made, for the
+    stages to go on from (normalizing is not done twice)."""
     hit = _reads.get(id(parsed))
+    fresh = None
     if hit is None or hit[0] is not parsed:
-        hit = (parsed, list(normalize(parsed).hidden.values()))
+        with recording() as reads:
+            normal = normalize(parsed)
+        fresh = (normal, reads)
+        hit = (parsed, list(normal.hidden.values()))
         _reads[id(parsed)] = hit
-    return tuple(kind_of_value(read.value()) for read in hit[1])
+    return tuple(kind_of_value(read.value()) for read in hit[1]), fresh
 
 
 def _linker(parsed: ParsedFunction, float_dtype: str):

@@ -1,20 +1,20 @@
-"""A tuple passed to a NumPy function as its data becomes ``np.array(t)`` (part of
-the kinds stage).
+"""The tuples stage: a tuple passed to a NumPy function as its data becomes
+``np.array(t)``.
 
 NumPy converts a tuple (or a list display, which parsing turned into a tuple)
 argument to an array, so ``np.mean((a, b))`` and ``b = [x, y]; np.sum(b)``
-compute on ``np.array(b)``.  The rules of those functions take arrays, so the
-kinds stage inserts that conversion explicitly, where a function's first
+compute on ``np.array(b)``.  The rules of those functions take arrays, so this
+stage inserts that conversion explicitly, where a function's first
 argument is a tuple holding floats.  Functions that take sequences as such
 (``np.array``, ``np.concatenate``, the stacks, ``np.einsum``) and shape or axis
 tuples (of ints) are left alone.
 
 >>> import gast
 >>> from s2s_ad.compiler.syntax.names import Namer
->>> from s2s_ad.compiler.syntax.annotations import set_anno
+>>> from s2s_ad.compiler.syntax.annotations import set_callee
 >>> import numpy as np
 >>> fdef = gast.parse("def f(x):\\n b = (x, x)\\n m = np.mean(b)\\n return m").body[0]
->>> set_anno(fdef.body[1].value, "callee", np.mean)
+>>> set_callee(fdef.body[1].value, np.mean)
 >>> arrays_for_tuples(fdef, {"b": ("float", "float")}, Namer({"x", "b", "m"}))
 {'b_array'}
 >>> print(gast.unparse(fdef).strip())  # doctest: +NORMALIZE_WHITESPACE
@@ -32,8 +32,17 @@ from collections.abc import Callable
 import gast
 import numpy as np
 
-from s2s_ad.compiler.syntax.annotations import copy_annos, get_anno, set_anno
-from s2s_ad.compiler.syntax.builders import const, load, store
+from s2s_ad.compiler.syntax.annotations import callee_of, copy_annos, set_callee
+from s2s_ad.compiler.syntax.builders import (
+    assignment,
+    attribute,
+    call_node,
+    const,
+    load,
+    store,
+    subscript_of,
+    tuple_of,
+)
 from s2s_ad.compiler.syntax.names import Namer
 from s2s_ad.errors import Location, NonDifferentiableError
 from s2s_ad.kinds import NUMERIC, ArrayKind, Kind, StructKind, carries_derivative
@@ -77,12 +86,9 @@ def _block(stmts: list[gast.stmt], kinds: dict, namer: Namer, fresh: set[str],
             i += len(before)
         if _converts(call, kinds):
             name = namer.fresh(f"{call.args[0].id}_array")
-            convert = gast.Call(func=gast.Attribute(value=load("np"), attr="array",
-                                                    ctx=gast.Load()),
-                                args=[load(call.args[0].id)], keywords=[])
-            set_anno(convert, "callee", np.array)
-            stmts.insert(i, copy_annos(stmt, gast.Assign(targets=[store(name)], value=convert,
-                                                         type_comment=None)))
+            convert = call_node(attribute(load("np"), "array"), [load(call.args[0].id)])
+            set_callee(convert, np.array)
+            stmts.insert(i, copy_annos(stmt, assignment([store(name)], convert)))
             call.args[0] = load(name)
             fresh.add(name)
             i += 1
@@ -92,7 +98,7 @@ def _block(stmts: list[gast.stmt], kinds: dict, namer: Namer, fresh: set[str],
 def _converts(call: gast.expr | None, kinds: dict) -> bool:
     if not (isinstance(call, gast.Call) and call.args and isinstance(call.args[0], gast.Name)):
         return False
-    callee = get_anno(call, "callee")
+    callee = callee_of(call)
     kind = kinds.get(call.args[0].id)
     return (isinstance(kind, tuple) and (carries_derivative(kind) or kind == ())
             and (getattr(callee, "__module__", None) or "").startswith("numpy")
@@ -107,13 +113,13 @@ def _operands_as_arrays(stmt: gast.stmt, call: gast.expr | None, kinds: dict, na
     operand, and operands of ``np.concatenate``/``np.stack`` of different ranks, are
     refused at the line (NumPy's ValueError)."""
     if not (isinstance(call, gast.Call) and call.args and isinstance(call.args[0], gast.Name)
-            and any(get_anno(call, "callee") is f for f in OPERAND_TAKERS)):
+            and any(callee_of(call) is f for f in OPERAND_TAKERS)):
         return []
     sequence = call.args[0].id
     items = kinds.get(sequence)
     if not isinstance(items, tuple) or isinstance(items, StructKind):
         return []
-    callee = get_anno(call, "callee")
+    callee = callee_of(call)
     name = f"np.{callee.__name__}"
     for k, item in enumerate(items):
         if _ragged(item):
@@ -129,25 +135,22 @@ def _operands_as_arrays(stmt: gast.stmt, call: gast.expr | None, kinds: dict, na
     elts = []
     for k, item in enumerate(items):
         part = namer.fresh(f"{sequence}_{k}")
-        out.append(_assign(stmt, part, gast.Subscript(value=load(sequence), slice=const(k),
-                                                      ctx=gast.Load())))
+        out.append(_assign(stmt, part, subscript_of(load(sequence), const(k))))
         if isinstance(item, tuple):
             array = namer.fresh(f"{part}_array")
-            convert = gast.Call(func=gast.Attribute(value=load("np"), attr="array",
-                                                    ctx=gast.Load()),
-                                args=[load(part)], keywords=[])
-            set_anno(convert, "callee", np.array)
+            convert = call_node(attribute(load("np"), "array"), [load(part)])
+            set_callee(convert, np.array)
             out.append(_assign(stmt, array, convert))
             part = array
         elts.append(load(part))
     operands = namer.fresh(f"{sequence}_arrays")
-    out.append(_assign(stmt, operands, gast.Tuple(elts=elts, ctx=gast.Load())))
+    out.append(_assign(stmt, operands, tuple_of(elts)))
     call.args[0] = load(operands)
     return out
 
 
 def _assign(like: gast.stmt, name: str, value: gast.expr) -> gast.Assign:
-    return copy_annos(like, gast.Assign(targets=[store(name)], value=value, type_comment=None))
+    return copy_annos(like, assignment([store(name)], value))
 
 
 def _ragged(kind: Kind) -> bool:

@@ -10,6 +10,16 @@ from . import (  # noqa: F401  (the tables)
     numpy_rules,
     stack_rules,
 )
-from .registry import Rule, all_rules, lookup, operator_rule, register
+from .registry import (
+    Rule,
+    all_rules,
+    array_methods,
+    lookup,
+    operator_rule,
+    primitive,
+    register,
+    returns_view,
+)
 
-__all__ = ["Rule", "all_rules", "lookup", "operator_rule", "register"]
+__all__ = ["Rule", "all_rules", "array_methods", "lookup", "operator_rule", "primitive",
+           "register", "returns_view"]

@@ -6,18 +6,17 @@ import builtins
 
 from ..kinds import ArrayKind, join_all
 from .math_rules import pow_variant
-from .registry import Rule, register
+from .registry import primitive
+from .result_kinds import joined, power
 
-register(builtins.abs, Rule("abs", ("x",), {"x": "g * rt.sign(x)"}, kind="join",
-                            variant=lambda consts, kinds: {"adjoints": {"x": "g * np.sign(x)"}}
-                            if isinstance(kinds["x"], ArrayKind) else {}))
-register(builtins.float, Rule("float", ("x",), {"x": "g"}))
-register(builtins.max, Rule("max", ("a", "b"), {"a": "g if a >= b else 0.0",
-                                               "b": "0.0 if a >= b else g"}, kind="join"),
-         nargs=2)
-register(builtins.min, Rule("min", ("a", "b"), {"a": "g if a <= b else 0.0",
-                                               "b": "0.0 if a <= b else g"}, kind="join"),
-         nargs=2)
+primitive(builtins.abs, ("x",), {"x": "g * rt.sign(x)"}, kind=joined,
+          variant=lambda consts, kinds: {"adjoints": {"x": "g * np.sign(x)"}}
+          if isinstance(kinds["x"], ArrayKind) else {})
+primitive(builtins.float, ("x",), {"x": "g"})
+primitive(builtins.max, ("a", "b"), {"a": "g if a >= b else 0.0", "b": "0.0 if a >= b else g"},
+          kind=joined, nargs=2)
+primitive(builtins.min, ("a", "b"), {"a": "g if a <= b else 0.0", "b": "0.0 if a <= b else g"},
+          kind=joined, nargs=2)
 
 
 def _builtin_pow_variant(consts: dict, kinds: dict) -> dict:
@@ -31,17 +30,16 @@ def _builtin_pow_variant(consts: dict, kinds: dict) -> dict:
     return parts
 
 
-register(builtins.pow, Rule("pow", ("a", "b"), {"a": "g * b * a ** (b - 1)",
-                                               "b": "g * z * rt.log_or_zero(a)"}, kind="pow",
-                            variant=_builtin_pow_variant), nargs=2)
+primitive(builtins.pow, ("a", "b"), {"a": "g * b * a ** (b - 1)", "b": "g * z * rt.log_or_zero(a)"},
+          kind=power, variant=_builtin_pow_variant, nargs=2)
 
 # ---- non-differentiable --------------------------------------------------------
-register(builtins.int, Rule("int", ("x",), kind="int"))
-register(builtins.round, Rule("round", ("x",), kind="int"), nargs=1)
-register(builtins.round, Rule("round", ("x", "ndigits"), kind="float"), nargs=2)
-register(builtins.bool, Rule("bool", ("x",), kind="bool"))
-register(builtins.len, Rule("len", ("x",), kind="int"))
-register(builtins.print, Rule("print", (), kind="none"))
+primitive(builtins.int, ("x",), kind="int")
+primitive(builtins.round, ("x",), kind="int", nargs=1)
+primitive(builtins.round, ("x", "ndigits"), kind="float", nargs=2)
+primitive(builtins.bool, ("x",), kind="bool")
+primitive(builtins.len, ("x",), kind="int")
+primitive(builtins.print, (), kind="none")
 
 
 # ---- builtins over the items of a tuple (or the rows of an array) ------------
@@ -69,7 +67,7 @@ def _sum_variant(consts: dict, kinds: dict) -> dict:
     return {}
 
 
-register(builtins.sum, Rule("sum", ("t",), {"t": "rt.fill_like(t, g)"}, kind=_items,
-                            variant=_sum_variant), nargs=1)
-register(builtins.max, Rule("max", ("t",), {"t": "rt.at_max(t, g)"}, kind=_items), nargs=1)
-register(builtins.min, Rule("min", ("t",), {"t": "rt.at_min(t, g)"}, kind=_items), nargs=1)
+primitive(builtins.sum, ("t",), {"t": "rt.fill_like(t, g)"}, kind=_items, variant=_sum_variant,
+          nargs=1)
+primitive(builtins.max, ("t",), {"t": "rt.at_max(t, g)"}, kind=_items, nargs=1)
+primitive(builtins.min, ("t",), {"t": "rt.at_min(t, g)"}, kind=_items, nargs=1)

@@ -9,7 +9,7 @@ import numpy as np
 
 from ..kinds import ArrayKind
 from .numpy_rules import constructed
-from .registry import Rule, register
+from .registry import primitive
 
 
 def _range_kind(kinds: list, operands: list):
@@ -18,11 +18,10 @@ def _range_kind(kinds: list, operands: list):
 
 
 # z[i] = start + i * step; the length (not the entries) depends on stop: piecewise constant
-register(np.arange, Rule("np.arange", ("start", "stop"), {"start": "np.sum(g)"},
-                         kind=_range_kind), nargs=2)
-register(np.arange, Rule("np.arange", ("start", "stop", "step"),
-                         {"start": "np.sum(g)", "step": "np.sum(g * np.arange(g.shape[0]))"},
-                         kind=_range_kind), nargs=3)
+primitive(np.arange, ("start", "stop"), {"start": "np.sum(g)"}, kind=_range_kind, nargs=2)
+primitive(np.arange, ("start", "stop", "step"),
+          {"start": "np.sum(g)", "step": "np.sum(g * np.arange(g.shape[0]))"}, kind=_range_kind,
+          nargs=3)
 
 
 # ---- constructors whose entries are their float arguments ---------------------------------
@@ -35,9 +34,9 @@ def _filled(kinds: list, operands: list):
 
 
 # every entry is ``value`` (broadcast): its cotangent is g summed back to value's shape
-register(np.full, Rule("np.full", ("shape", "value"), {"value": "g"}, kind=_filled,
-                       elementwise=True, variant=lambda c, k: {"forward": "rt.filled(shape, value)"}
-                       if isinstance(k["value"], ArrayKind) else {}), nargs=2)
+primitive(np.full, ("shape", "value"), {"value": "g"}, kind=_filled, elementwise=True,
+          variant=lambda c, k: {"forward": "rt.filled(shape, value)"}
+          if isinstance(k["value"], ArrayKind) else {}, nargs=2)
 
 
 def _linspace_variant(consts: dict, kinds: dict) -> dict:
@@ -47,9 +46,9 @@ def _linspace_variant(consts: dict, kinds: dict) -> dict:
     return {}
 
 
-_LINSPACE = Rule("np.linspace", ("start", "stop", "num"),
-                 {"start": "np.sum(g * (1.0 - np.linspace(0.0, 1.0, num)))",
-                  "stop": "np.sum(g * np.linspace(0.0, 1.0, num))"},
-                 kind=lambda k, o: ArrayKind(1), defaults={"num": 50}, variant=_linspace_variant)
-register(np.linspace, _LINSPACE, nargs=2)
-register(np.linspace, _LINSPACE, nargs=3)
+for _nargs in (2, 3):
+    primitive(np.linspace, ("start", "stop", "num"),
+              {"start": "np.sum(g * (1.0 - np.linspace(0.0, 1.0, num)))",
+               "stop": "np.sum(g * np.linspace(0.0, 1.0, num))"},
+              kind=lambda k, o: ArrayKind(1), defaults={"num": 50}, variant=_linspace_variant,
+              nargs=_nargs)

@@ -22,7 +22,7 @@ import numpy as np
 
 from ..kinds import NUMERIC, ArrayKind
 from ..runtime.einsum import parse_subscripts
-from .registry import NOT_CONSTANT, Rule, register
+from .registry import NOT_CONSTANT, primitive
 
 _OPERANDS = ("a", "b", "c", "d")
 
@@ -81,6 +81,5 @@ def _einsum_variant(names: tuple[str, ...]):
 
 for _count in (1, 2, 3, 4):
     _names = _OPERANDS[:_count]
-    register(np.einsum, Rule("np.einsum", ("subscripts", *_names), dict.fromkeys(_names, "g"),
-                             kind=_einsum_kind, variant=_einsum_variant(_names)),
-             nargs=1 + _count)
+    primitive(np.einsum, ("subscripts", *_names), dict.fromkeys(_names, "g"), kind=_einsum_kind,
+              variant=_einsum_variant(_names), nargs=1 + _count)

@@ -9,15 +9,9 @@ from __future__ import annotations
 import numpy as np
 
 from ..kinds import ArrayKind
-from .registry import Rule, register
-
-
-def _same(kinds: list, operands: list):
-    return kinds[0]
-
-
-def _ndim(kind) -> int | None:
-    return kind.ndim if isinstance(kind, ArrayKind) else 0
+from .registry import primitive
+from .result_kinds import ndim as _ndim
+from .result_kinds import same
 
 
 # ---- linear algebra (of a matrix, or of a stack of matrices: runtime.linalg) -------------
@@ -59,10 +53,9 @@ def _det_kind(kinds: list, operands: list):
     return ArrayKind(ndim - 2) if ndim is not None and ndim > 2 else "float"
 
 
-register(np.linalg.solve, Rule("np.linalg.solve", ("A", "b"), {"A": "g", "b": "g"},
-                               kind=_solve_kind, variant=_solve_variant))
-register(np.linalg.inv, Rule("np.linalg.inv", ("A",), {"A": "-np.dot(np.dot(z.T, g), z.T)"},
-                             kind=_same, variant=_stack_variant("rt.inv(A)", "rt.inv_vjp(g, z)")))
-register(np.linalg.det, Rule("np.linalg.det", ("A",), {"A": "g * z * np.linalg.inv(A).T"},
-                             kind=_det_kind,
-                             variant=_stack_variant("rt.det(A)", "rt.det_vjp(g, A, z)")))
+primitive(np.linalg.solve, ("A", "b"), {"A": "g", "b": "g"}, kind=_solve_kind,
+          variant=_solve_variant)
+primitive(np.linalg.inv, ("A",), {"A": "-np.dot(np.dot(z.T, g), z.T)"}, kind=same,
+          variant=_stack_variant("rt.inv(A)", "rt.inv_vjp(g, z)"))
+primitive(np.linalg.det, ("A",), {"A": "g * z * np.linalg.inv(A).T"}, kind=_det_kind,
+          variant=_stack_variant("rt.det(A)", "rt.det_vjp(g, A, z)"))

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from .. import runtime
 from ..kinds import ArrayKind, Kind, ListKind, join
-from .registry import Rule, register
+from .registry import primitive
 
 
 def _appended(kinds: list, operands: list) -> Kind:
@@ -40,10 +40,8 @@ def _merged(kinds: list, operands: list) -> Kind:
     return ArrayKind(a.ndim - 1, a.floating, a.boolean)
 
 
-register(runtime.new_list, Rule("List", (), kind=ListKind()))
-register(runtime.appended, Rule("rt.appended", ("items", "value"),
-                                {"items": "g", "value": "g"}, kind=_appended))
-register(runtime.list_array, Rule("rt.list_array", ("items",), {"items": "g"}, kind=_as_array))
-register(runtime.list_position, Rule("rt.list_position", ("items", "i"), kind="int"))
-register(runtime.merge_leading, Rule("rt.merge_leading", ("a",), {"a": "rt.reshape_like(g, a)"},
-                                    kind=_merged))
+primitive(runtime.new_list, (), kind=ListKind(), name="List")
+primitive(runtime.appended, ("items", "value"), {"items": "g", "value": "g"}, kind=_appended)
+primitive(runtime.list_array, ("items",), {"items": "g"}, kind=_as_array)
+primitive(runtime.list_position, ("items", "i"), kind="int")
+primitive(runtime.merge_leading, ("a",), {"a": "rt.reshape_like(g, a)"}, kind=_merged)

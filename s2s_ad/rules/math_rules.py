@@ -10,7 +10,8 @@ import math
 import gast
 
 from ..kinds import NUMERIC, ArrayKind, broadcast
-from .registry import NOT_CONSTANT, Rule, register, register_binop, register_unaryop
+from .registry import NOT_CONSTANT, Rule, primitive, register_binop, register_unaryop
+from .result_kinds import joined, power
 
 
 # ---- operators (element-wise on arrays, with broadcasting) -------------------
@@ -39,77 +40,71 @@ def pow_variant(consts: dict, kinds: dict) -> dict:
     return {"adjoints": {"a": "g * b * a ** (b - 1.0)", "b": log}} if on_arrays else {}
 
 
-register_binop(gast.Add, Rule("+", ("a", "b"), {"a": "g", "b": "g"}, kind="join",
+register_binop(gast.Add, Rule("+", ("a", "b"), {"a": "g", "b": "g"}, kind=joined,
                               elementwise=True))
-register_binop(gast.Sub, Rule("-", ("a", "b"), {"a": "g", "b": "-g"}, kind="join",
+register_binop(gast.Sub, Rule("-", ("a", "b"), {"a": "g", "b": "-g"}, kind=joined,
                               elementwise=True))
-register_binop(gast.Mult, Rule("*", ("a", "b"), {"a": "g * b", "b": "g * a"}, kind="join",
+register_binop(gast.Mult, Rule("*", ("a", "b"), {"a": "g * b", "b": "g * a"}, kind=joined,
                                elementwise=True))
 register_binop(gast.Div, Rule("/", ("a", "b"), {"a": "g / b", "b": "-g * z / b"},
                               kind=_true_division, elementwise=True))
 register_binop(gast.Pow, Rule("**", ("a", "b"), {"a": "g * b * a ** (b - 1)",
-                                                 "b": "g * z * rt.log_or_zero(a)"}, kind="pow",
+                                                 "b": "g * z * rt.log_or_zero(a)"}, kind=power,
                               elementwise=True, variant=pow_variant))
 register_binop(gast.Mod, Rule("%", ("a", "b"), {"a": "g", "b": "-g * ((a - z) / b)"},
-                              kind="join", elementwise=True))
-register_binop(gast.FloorDiv, Rule("//", ("a", "b"), {}, kind="join"))
+                              kind=joined, elementwise=True))
+register_binop(gast.FloorDiv, Rule("//", ("a", "b"), {}, kind=joined))
 for _bitwise in (gast.BitAnd, gast.BitOr, gast.BitXor, gast.LShift, gast.RShift):
-    register_binop(_bitwise, Rule("bitwise", ("a", "b"), {}, kind="join"))
-register_unaryop(gast.Invert, Rule("~", ("a",), {}, kind="join"))
-register_unaryop(gast.USub, Rule("-", ("a",), {"a": "-g"}, kind="join", elementwise=True))
-register_unaryop(gast.UAdd, Rule("+", ("a",), {"a": "g"}, kind="join", elementwise=True))
+    register_binop(_bitwise, Rule("bitwise", ("a", "b"), {}, kind=joined))
+register_unaryop(gast.Invert, Rule("~", ("a",), {}, kind=joined))
+register_unaryop(gast.USub, Rule("-", ("a",), {"a": "-g"}, kind=joined, elementwise=True))
+register_unaryop(gast.UAdd, Rule("+", ("a",), {"a": "g"}, kind=joined, elementwise=True))
 register_unaryop(gast.Not, Rule("not", ("a",), {}, kind="bool"))
 
 # ---- trigonometric -----------------------------------------------------------
-register(math.sin, Rule("math.sin", ("x",), {"x": "g * math.cos(x)"}))
-register(math.cos, Rule("math.cos", ("x",), {"x": "-g * math.sin(x)"}))
-register(math.tan, Rule("math.tan", ("x",), {"x": "g * (1.0 + z * z)"}))
-register(math.asin, Rule("math.asin", ("x",), {"x": "g / math.sqrt(1.0 - x * x)"}))
-register(math.acos, Rule("math.acos", ("x",), {"x": "-g / math.sqrt(1.0 - x * x)"}))
-register(math.atan, Rule("math.atan", ("x",), {"x": "g / (1.0 + x * x)"}))
-register(math.atan2, Rule("math.atan2", ("y", "x"), {"y": "g * x / (x * x + y * y)",
-                                                      "x": "-g * y / (x * x + y * y)"}))
-register(math.hypot, Rule("math.hypot", ("x", "y"), {"x": "g * x / z", "y": "g * y / z"}),
-         nargs=2)
-register(math.degrees, Rule("math.degrees", ("x",), {"x": "g * (180.0 / math.pi)"}))
-register(math.radians, Rule("math.radians", ("x",), {"x": "g * (math.pi / 180.0)"}))
+primitive(math.sin, ("x",), {"x": "g * math.cos(x)"})
+primitive(math.cos, ("x",), {"x": "-g * math.sin(x)"})
+primitive(math.tan, ("x",), {"x": "g * (1.0 + z * z)"})
+primitive(math.asin, ("x",), {"x": "g / math.sqrt(1.0 - x * x)"})
+primitive(math.acos, ("x",), {"x": "-g / math.sqrt(1.0 - x * x)"})
+primitive(math.atan, ("x",), {"x": "g / (1.0 + x * x)"})
+primitive(math.atan2, ("y", "x"), {"y": "g * x / (x * x + y * y)",
+                                   "x": "-g * y / (x * x + y * y)"})
+primitive(math.hypot, ("x", "y"), {"x": "g * x / z", "y": "g * y / z"}, nargs=2)
+primitive(math.degrees, ("x",), {"x": "g * (180.0 / math.pi)"})
+primitive(math.radians, ("x",), {"x": "g * (math.pi / 180.0)"})
 
 # ---- hyperbolic --------------------------------------------------------------
-register(math.sinh, Rule("math.sinh", ("x",), {"x": "g * math.cosh(x)"}))
-register(math.cosh, Rule("math.cosh", ("x",), {"x": "g * math.sinh(x)"}))
-register(math.tanh, Rule("math.tanh", ("x",), {"x": "g * (1.0 - z * z)"}))
-register(math.asinh, Rule("math.asinh", ("x",), {"x": "g / math.sqrt(x * x + 1.0)"}))
-register(math.acosh, Rule("math.acosh", ("x",), {"x": "g / math.sqrt(x * x - 1.0)"}))
-register(math.atanh, Rule("math.atanh", ("x",), {"x": "g / (1.0 - x * x)"}))
+primitive(math.sinh, ("x",), {"x": "g * math.cosh(x)"})
+primitive(math.cosh, ("x",), {"x": "g * math.sinh(x)"})
+primitive(math.tanh, ("x",), {"x": "g * (1.0 - z * z)"})
+primitive(math.asinh, ("x",), {"x": "g / math.sqrt(x * x + 1.0)"})
+primitive(math.acosh, ("x",), {"x": "g / math.sqrt(x * x - 1.0)"})
+primitive(math.atanh, ("x",), {"x": "g / (1.0 - x * x)"})
 
 # ---- exponential and logarithmic ---------------------------------------------
-register(math.exp, Rule("math.exp", ("x",), {"x": "g * z"}))
-register(math.expm1, Rule("math.expm1", ("x",), {"x": "g * (z + 1.0)"}))
-register(math.exp2, Rule("math.exp2", ("x",), {"x": "g * z * math.log(2.0)"}))
-register(math.log, Rule("math.log", ("x",), {"x": "g / x"}), nargs=1)
-register(math.log, Rule("math.log", ("x", "base"),
-                        {"x": "g / (x * math.log(base))",
-                         "base": "-g * z / (base * math.log(base))"},
-                        forward="math.log(x) / math.log(base)"), nargs=2)
-register(math.log1p, Rule("math.log1p", ("x",), {"x": "g / (1.0 + x)"}))
-register(math.log2, Rule("math.log2", ("x",), {"x": "g / (x * math.log(2.0))"}))
-register(math.log10, Rule("math.log10", ("x",), {"x": "g / (x * math.log(10.0))"}))
-register(math.sqrt, Rule("math.sqrt", ("x",), {"x": "g * 0.5 / z"}))
-register(math.cbrt, Rule("math.cbrt", ("x",), {"x": "g / (3.0 * z * z)"},
-                         forward="rt.cbrt(x)"))
-register(math.pow, Rule("math.pow", ("a", "b"), {"a": "g * b * a ** (b - 1.0)",
-                                                 "b": "g * z * rt.log_or_zero(a)"},
-                        variant=pow_variant))
+primitive(math.exp, ("x",), {"x": "g * z"})
+primitive(math.expm1, ("x",), {"x": "g * (z + 1.0)"})
+primitive(math.exp2, ("x",), {"x": "g * z * math.log(2.0)"})
+primitive(math.log, ("x",), {"x": "g / x"}, nargs=1)
+primitive(math.log, ("x", "base"), {"x": "g / (x * math.log(base))",
+                                    "base": "-g * z / (base * math.log(base))"},
+          forward="math.log(x) / math.log(base)", nargs=2)
+primitive(math.log1p, ("x",), {"x": "g / (1.0 + x)"})
+primitive(math.log2, ("x",), {"x": "g / (x * math.log(2.0))"})
+primitive(math.log10, ("x",), {"x": "g / (x * math.log(10.0))"})
+primitive(math.sqrt, ("x",), {"x": "g * 0.5 / z"})
+primitive(math.cbrt, ("x",), {"x": "g / (3.0 * z * z)"}, forward="rt.cbrt(x)")
+primitive(math.pow, ("a", "b"), {"a": "g * b * a ** (b - 1.0)", "b": "g * z * rt.log_or_zero(a)"},
+          variant=pow_variant)
 
 # ---- special functions and the rest ------------------------------------------
-register(math.erf, Rule("math.erf", ("x",), {"x": "g * 1.1283791670955126 * math.exp(-x * x)"}))
-register(math.erfc, Rule("math.erfc", ("x",),
-                         {"x": "-g * 1.1283791670955126 * math.exp(-x * x)"}))
-register(math.fabs, Rule("math.fabs", ("x",), {"x": "g * rt.sign(x)"}))
-register(math.copysign, Rule("math.copysign", ("x", "y"),
-                             {"x": "g * rt.sign(x) * math.copysign(1.0, y)"}))
-register(math.fmod, Rule("math.fmod", ("x", "y"), {"x": "g", "y": "-g * ((x - z) / y)"},
-                         forward="rt.fmod(x, y)"))
+primitive(math.erf, ("x",), {"x": "g * 1.1283791670955126 * math.exp(-x * x)"})
+primitive(math.erfc, ("x",), {"x": "-g * 1.1283791670955126 * math.exp(-x * x)"})
+primitive(math.fabs, ("x",), {"x": "g * rt.sign(x)"})
+primitive(math.copysign, ("x", "y"), {"x": "g * rt.sign(x) * math.copysign(1.0, y)"})
+primitive(math.fmod, ("x", "y"), {"x": "g", "y": "-g * ((x - z) / y)"},
+          forward="rt.fmod(x, y)")
 
 
 def _fsum_variant(consts: dict, kinds: dict) -> dict:
@@ -122,12 +117,11 @@ def _fsum_variant(consts: dict, kinds: dict) -> dict:
     raise ValueError("math.fsum: only a tuple of numbers or a 1-D array is supported here")
 
 
-register(math.fsum, Rule("math.fsum", ("seq",), {"seq": "g"}, forward="rt.fsum(seq)",
-                         variant=_fsum_variant))
+primitive(math.fsum, ("seq",), {"seq": "g"}, forward="rt.fsum(seq)", variant=_fsum_variant)
 
 
 # ---- non-differentiable: piecewise constant or not numbers -------------------
 for _fn in (math.floor, math.ceil, math.trunc):
-    register(_fn, Rule(f"math.{_fn.__name__}", ("x",), kind="int"))
+    primitive(_fn, ("x",), kind="int")
 for _fn in (math.isnan, math.isinf, math.isfinite):
-    register(_fn, Rule(f"math.{_fn.__name__}", ("x",), kind="bool"))
+    primitive(_fn, ("x",), kind="bool")

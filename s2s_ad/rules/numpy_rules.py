@@ -13,8 +13,11 @@ import numpy as np
 
 from .. import runtime
 from ..kinds import NUMERIC, ArrayKind, broadcast
+from ..runtime import reductions
+from ..runtime.reductions import Forms
 from .math_rules import pow_variant
-from .registry import NOT_CONSTANT, Rule, register, register_binop
+from .registry import NOT_CONSTANT, Rule, primitive, register_binop, rt_name
+from .result_kinds import float_array_or_float
 
 
 # ---- kinds of results -----------------------------------------------------------
@@ -111,8 +114,7 @@ _UNARY = {
     np.reciprocal: "-g * z * z",
 }
 for _fn, _template in _UNARY.items():
-    register(_fn, Rule(f"np.{_fn.__name__}", ("x",), {"x": _template}, kind=_broadcast,
-                       elementwise=True))
+    primitive(_fn, ("x",), {"x": _template}, kind=_broadcast, elementwise=True)
 
 _BINARY = {
     np.add: ("g", "g"), np.subtract: ("g", "-g"), np.multiply: ("g * b", "g * a"),
@@ -123,21 +125,21 @@ _BINARY = {
     np.power: ("g * b * a ** (b - 1.0)", "g * z * np.log(np.where(a > 0, a, 1.0))"),
 }
 for _fn, (_da, _db) in _BINARY.items():
-    register(_fn, Rule(f"np.{_fn.__name__}", ("a", "b"), {"a": _da, "b": _db},
-                       kind=_broadcast, elementwise=True,
-                       variant=pow_variant if _fn is np.power else None))
-register(np.where, Rule("np.where", ("c", "a", "b"),
-                        {"a": "np.where(c, g, 0.0)", "b": "np.where(c, 0.0, g)"},
-                        kind=lambda k, o: _broadcast(k[1:], o[1:]), elementwise=True), nargs=3)
-register(np.clip, Rule("np.clip", ("x", "lo", "hi"),
-                       {"x": "g * ((x >= lo) & (x <= hi))", "lo": "g * (x < lo)",
-                        "hi": "g * (x > hi)"}, kind=_same, elementwise=True))
+    primitive(_fn, ("a", "b"), {"a": _da, "b": _db}, kind=_broadcast, elementwise=True,
+              variant=pow_variant if _fn is np.power else None)
+primitive(np.where, ("c", "a", "b"), {"a": "np.where(c, g, 0.0)", "b": "np.where(c, 0.0, g)"},
+          kind=lambda k, o: _broadcast(k[1:], o[1:]), elementwise=True, nargs=3)
+primitive(np.clip, ("x", "lo", "hi"), {"x": "g * ((x >= lo) & (x <= hi))", "lo": "g * (x < lo)",
+                                       "hi": "g * (x > hi)"},
+          kind=_same, elementwise=True, methods=("clip",))
 
 
 
 # ---- reductions -------------------------------------------------------------------
-def _reduction(name: str, whole: str):
-    """Variants of a reduction by constant axis / keepdims, with their VJP helpers."""
+def _reduction(name: str, whole: str, helpers: Forms):
+    """Variants of a reduction by constant axis / keepdims: its runtime ``helpers``."""
+    axis_form, axis_keepdims, all_keepdims, vjp_axis, vjp_axis_keepdims, vjp_all = (
+        rt_name(helper) for helper in helpers)
 
     def variant(consts: dict, kinds: dict) -> dict:
         axis, keep = consts.get("axis"), consts.get("keepdims")
@@ -146,33 +148,37 @@ def _reduction(name: str, whole: str):
         if isinstance(axis, tuple):
             raise ValueError(f"np.{name}: a tuple of axes is not supported yet")
         if axis is None:
-            forward = f"rt.{name}_all_keepdims(x)" if keep else whole
-            return {"forward": forward, "adjoints": {"x": f"rt.{name}_vjp_all(g, x)"}}
-        suffix = "_keepdims" if keep else ""
-        return {"forward": f"rt.{name}_axis{suffix}(x, axis)",
-                "adjoints": {"x": f"rt.{name}_vjp_axis{suffix}(g, x, axis)"}}
+            forward = f"{all_keepdims}(x)" if keep else whole
+            return {"forward": forward, "adjoints": {"x": f"{vjp_all}(g, x)"}}
+        if keep:
+            return {"forward": f"{axis_keepdims}(x, axis)",
+                    "adjoints": {"x": f"{vjp_axis_keepdims}(g, x, axis)"}}
+        return {"forward": f"{axis_form}(x, axis)", "adjoints": {"x": f"{vjp_axis}(g, x, axis)"}}
 
     return variant
 
 
-for _fn, _name, _whole in ((np.sum, "sum", "np.sum(x)"), (np.mean, "mean", "np.mean(x)"),
-                           (np.prod, "prod", "np.prod(x)"), (np.max, "max", "np.max(x)"),
-                           (np.min, "min", "np.min(x)"), (np.amax, "max", "np.max(x)"),
-                           (np.amin, "min", "np.min(x)")):
-    register(_fn, Rule(f"np.{_name}", ("x", "axis", "keepdims"), {"x": "g"}, kind=_reduced,
-                       defaults={"axis": None, "keepdims": False},
-                       variant=_reduction(_name, _whole)))
+for _fn, _whole, _helpers, _also in ((np.sum, "np.sum(x)", reductions.SUM, ()),
+                                     (np.mean, "np.mean(x)", reductions.MEAN, ()),
+                                     (np.prod, "np.prod(x)", reductions.PROD, ()),
+                                     (np.max, "np.max(x)", reductions.MAX, (np.amax,)),
+                                     (np.min, "np.min(x)", reductions.MIN, (np.amin,))):
+    primitive(_fn, ("x", "axis", "keepdims"), {"x": "g"}, kind=_reduced,
+              defaults={"axis": None, "keepdims": False},
+              variant=_reduction(_fn.__name__, _whole, _helpers), methods=(_fn.__name__,),
+              also=_also)
 
 
-def _abs_reduction(name: str, axis, keep: bool) -> dict:
+def _abs_reduction(name: str, helpers: Forms, axis, keep: bool) -> dict:
     """``np.<name>(np.abs(x))`` along ``axis``: its templates (the VJP is the reduction's
     times sign(x); max/min give ties equal shares, as JAX does)."""
     if axis is None:
         return {"forward": f"np.{name}(np.abs(x))",
-                "adjoints": {"x": f"rt.{name}_vjp_all(g, np.abs(x)) * np.sign(x)"}}
-    suffix = "_keepdims" if keep else ""
-    return {"forward": f"rt.{name}_axis{suffix}(np.abs(x), axis)",
-            "adjoints": {"x": f"rt.{name}_vjp_axis{suffix}(g, np.abs(x), axis) * np.sign(x)"}}
+                "adjoints": {"x": f"{rt_name(helpers.vjp_all)}(g, np.abs(x)) * np.sign(x)"}}
+    forward, vjp = (helpers.axis_keepdims, helpers.vjp_axis_keepdims) if keep else \
+        (helpers.axis, helpers.vjp_axis)
+    return {"forward": f"{rt_name(forward)}(np.abs(x), axis)",
+            "adjoints": {"x": f"{rt_name(vjp)}(g, np.abs(x), axis) * np.sign(x)"}}
 
 
 def _p_norm(axis, keep: bool) -> dict:
@@ -188,6 +194,9 @@ def _p_norm(axis, keep: bool) -> dict:
                               "rt.norm_p_slope(x, rt.expand_reduced(z, x, axis), ord)"}}
 
 
+_NORM_2 = _reduction("linalg.norm", "rt.norm_all(x)", reductions.NORM)  # ord None, 2, 'fro'
+
+
 def _norm_variant(consts: dict, kinds: dict) -> dict:
     """Vector norms (1-D ``x``, or any ``x`` with an ``axis``): ord None, 2, 1, inf,
     -inf or a number p > 0; matrix norms (2-D ``x``, no axis): ord None or 'fro'.
@@ -201,12 +210,12 @@ def _norm_variant(consts: dict, kinds: dict) -> dict:
         raise ValueError("np.linalg.norm: keepdims needs an axis")
     ndim = _ndim(kinds.get("x"))
     if order is None:
-        return _reduction("norm", "rt.norm_all(x)")(consts, kinds)
+        return _NORM_2(consts, kinds)
     if isinstance(axis, tuple):
         raise ValueError("np.linalg.norm: a tuple of axes is not supported yet")
     if axis is None and ndim == 2:
         if order == "fro":
-            return _reduction("norm", "rt.norm_all(x)")(consts, kinds)
+            return _NORM_2(consts, kinds)
         raise ValueError(f"np.linalg.norm: the matrix norm ord={order!r} is not supported "
                          "(only None and 'fro')")
     if axis is None and ndim != 1:
@@ -214,21 +223,22 @@ def _norm_variant(consts: dict, kinds: dict) -> dict:
     if isinstance(order, str) or isinstance(order, bool) or not isinstance(order, int | float):
         raise ValueError(f"np.linalg.norm: ord={order!r} is not a vector norm")
     if order == 2:
-        return _reduction("norm", "rt.norm_all(x)")(consts, kinds)
+        return _NORM_2(consts, kinds)
     if order == 1:
-        return _abs_reduction("sum", axis, keep)
-    if order in (np.inf, -np.inf):
-        return _abs_reduction("max" if order > 0 else "min", axis, keep)
+        return _abs_reduction("sum", reductions.SUM, axis, keep)
+    if order == np.inf:
+        return _abs_reduction("max", reductions.MAX, axis, keep)
+    if order == -np.inf:
+        return _abs_reduction("min", reductions.MIN, axis, keep)
     if not order > 0:
         raise ValueError(f"np.linalg.norm: ord={order!r} is not supported (a number > 0, "
                          "or inf or -inf)")
     return _p_norm(axis, keep)
 
 
-register(np.linalg.norm, Rule("np.linalg.norm", ("x", "ord", "axis", "keepdims"), {"x": "g"},
-                              defaults={"ord": None, "axis": None, "keepdims": False},
-                              kind=lambda k, o: _reduced([k[0]], [o[0], o[2], o[3]]),
-                              variant=_norm_variant))
+primitive(np.linalg.norm, ("x", "ord", "axis", "keepdims"), {"x": "g"},
+          defaults={"ord": None, "axis": None, "keepdims": False},
+          kind=lambda k, o: _reduced([k[0]], [o[0], o[2], o[3]]), variant=_norm_variant)
 
 
 # ---- products ------------------------------------------------------------------------
@@ -248,24 +258,23 @@ def _product_variant(consts: dict, kinds: dict) -> dict:
     return {"forward": forward, "adjoints": {"a": da, "b": db}}
 
 
-for _fn in (np.dot, np.matmul):
-    register(_fn, Rule(f"np.{_fn.__name__}", ("a", "b"), {"a": "g", "b": "g"}, kind=_matmul,
-                       variant=_product_variant))
+primitive(np.dot, ("a", "b"), {"a": "g", "b": "g"}, kind=_matmul, variant=_product_variant,
+          methods=("dot",))
+primitive(np.matmul, ("a", "b"), {"a": "g", "b": "g"}, kind=_matmul, variant=_product_variant)
 register_binop(gast.MatMult, Rule("@", ("a", "b"), {"a": "g", "b": "g"}, kind=_matmul,
                                   variant=_product_variant))
-register(np.outer, Rule("np.outer", ("a", "b"), {"a": "np.dot(g, b)", "b": "np.dot(a, g)"},
-                        kind=_outer))
+primitive(np.outer, ("a", "b"), {"a": "np.dot(g, b)", "b": "np.dot(a, g)"}, kind=_outer)
 
 
 # ---- shapes ----------------------------------------------------------------------------
-register(np.reshape, Rule("np.reshape", ("x", "shape"), {"x": "rt.reshape_like(g, x)"},
-                          forward="rt.reshape(x, shape)", kind=_reshaped))
-register(np.transpose, Rule("np.transpose", ("x",), {"x": "np.transpose(g)"}, kind=_same),
-         nargs=1)
-register(np.copy, Rule("np.copy", ("x",), {"x": "g"}, kind=_same))
-register(runtime.write_back, Rule("rt.write_back", ("dst", "src"), kind="none"))
-register(np.ravel, Rule("np.ravel", ("x",), {"x": "rt.reshape_like(g, x)"},
-                        forward="rt.reshape(x, (-1,))", kind=lambda k, o: ArrayKind(1)))
+primitive(np.reshape, ("x", "shape"), {"x": "rt.reshape_like(g, x)"},
+          forward="rt.reshape(x, shape)", kind=_reshaped, methods=("reshape",), view=True)
+primitive(np.transpose, ("x",), {"x": "np.transpose(g)"}, kind=_same, methods=("transpose",),
+          view=True, nargs=1)
+primitive(np.copy, ("x",), {"x": "g"}, kind=_same, methods=("copy",))
+primitive(runtime.write_back, ("dst", "src"), kind="none")
+primitive(np.ravel, ("x",), {"x": "rt.reshape_like(g, x)"}, forward="rt.reshape(x, (-1,))",
+          kind=lambda k, o: ArrayKind(1), methods=("ravel", "flatten"), view=True)
 
 
 def _pieces(kinds: dict, piece: str) -> str:
@@ -287,12 +296,10 @@ def _concatenate_variant(consts: dict, kinds: dict) -> dict:
     return {"adjoints": {"seq": "(" + ", ".join(pieces) + ",)"}}
 
 
-register(np.concatenate, Rule("np.concatenate", ("seq", "axis"), {"seq": "g"},
-                              defaults={"axis": 0}, kind=_joined, variant=_concatenate_variant))
-register(np.stack, Rule("np.stack", ("seq", "axis"), {"seq": "g"}, defaults={"axis": 0},
-                        kind=_stacked,
-                        variant=lambda c, k: {"adjoints": {"seq": _pieces(
-                            k, "rt.index_axis(g, axis, {i})")}}))
+primitive(np.concatenate, ("seq", "axis"), {"seq": "g"}, defaults={"axis": 0}, kind=_joined,
+          variant=_concatenate_variant)
+primitive(np.stack, ("seq", "axis"), {"seq": "g"}, defaults={"axis": 0}, kind=_stacked,
+          variant=lambda c, k: {"adjoints": {"seq": _pieces(k, "rt.index_axis(g, axis, {i})")}})
 
 
 # ---- scans, sorting, gathers, conversions ---------------------------------------------------
@@ -311,9 +318,9 @@ def _cumsum_variant(consts: dict, kinds: dict) -> dict:
     return {"adjoints": {"x": "rt.reverse_cumsum(g, axis)"}}
 
 
-register(np.cumsum, Rule("np.cumsum", ("x", "axis"), {"x": "g"}, defaults={"axis": None},
-                         kind=lambda k, o: _like(k, o) if isinstance(o[1], gast.Constant) and
-                         o[1].value is not None else ArrayKind(1), variant=_cumsum_variant))
+primitive(np.cumsum, ("x", "axis"), {"x": "g"}, defaults={"axis": None},
+          kind=lambda k, o: _like(k, o) if isinstance(o[1], gast.Constant) and
+          o[1].value is not None else ArrayKind(1), variant=_cumsum_variant, methods=("cumsum",))
 
 
 def _sort_variant(consts: dict, kinds: dict) -> dict:
@@ -328,9 +335,9 @@ def _sort_variant(consts: dict, kinds: dict) -> dict:
     return {"forward": forward, "adjoints": {"x": "rt.sort_vjp(g, x, axis)"}}
 
 
-register(np.sort, Rule("np.sort", ("x", "axis"), {"x": "g"}, defaults={"axis": -1},
-                       kind=lambda k, o: ArrayKind(1) if isinstance(o[1], gast.Constant) and
-                       o[1].value is None else _like(k, o), variant=_sort_variant))
+primitive(np.sort, ("x", "axis"), {"x": "g"}, defaults={"axis": -1},
+          kind=lambda k, o: ArrayKind(1) if isinstance(o[1], gast.Constant) and
+          o[1].value is None else _like(k, o), variant=_sort_variant)
 
 
 def _taken(kinds: list, operands: list):
@@ -357,20 +364,17 @@ def _take_variant(consts: dict, kinds: dict) -> dict:
             "adjoints": {"a": "rt.take_vjp_axis(g, a, indices, axis)"}}
 
 
-register(np.take, Rule("np.take", ("a", "indices", "axis"), {"a": "g"}, defaults={"axis": None},
-                       kind=_taken, variant=_take_variant))
-register(np.float64, Rule("np.float64", ("x",), {"x": "g"},
-                          kind=lambda k, o: ArrayKind(_ndim(k[0])) if isinstance(k[0], ArrayKind)
-                          else "float",
-                          variant=lambda c, k: {"forward": "rt.astype_float(x)"}
-                          if isinstance(k["x"], ArrayKind) else {}), nargs=1)
+primitive(np.take, ("a", "indices", "axis"), {"a": "g"}, defaults={"axis": None}, kind=_taken,
+          variant=_take_variant, methods=("take",))
+primitive(np.float64, ("x",), {"x": "g"}, kind=float_array_or_float,
+          variant=lambda c, k: {"forward": "rt.astype_float(x)"}
+          if isinstance(k["x"], ArrayKind) else {}, nargs=1)
 # np.float32(v): the value rounded to float32 as NumPy does, then computed on in float64
 # (as .astype(np.float32) is)
-register(np.float32, Rule("np.float32", ("x",), {"x": "g"}, forward="float(np.float32(x))",
-                          kind=lambda k, o: ArrayKind(_ndim(k[0])) if isinstance(k[0], ArrayKind)
-                          else "float",
-                          variant=lambda c, k: {"forward": "rt.astype_float(x.astype(np.float32))"}
-                          if isinstance(k["x"], ArrayKind) else {}), nargs=1)
+primitive(np.float32, ("x",), {"x": "g"}, forward="float(np.float32(x))",
+          kind=float_array_or_float,
+          variant=lambda c, k: {"forward": "rt.astype_float(x.astype(np.float32))"}
+          if isinstance(k["x"], ArrayKind) else {}, nargs=1)
 
 
 def _grid(kind) -> tuple | None:
@@ -432,30 +436,28 @@ def _array_variant(consts: dict, kinds: dict) -> dict:
                      " a tuple of arrays of one shape, or an array is supported here")
 
 
-register(np.array, Rule("np.array", ("seq",), {"seq": "g"}, kind=_array_kind,
-                        variant=_array_variant), nargs=1)
+primitive(np.array, ("seq",), {"seq": "g"}, kind=_array_kind, variant=_array_variant, nargs=1)
 
 
 # ---- non-differentiable and constructors ------------------------------------------------
 for _fn in (np.sign, np.floor, np.ceil, np.trunc, np.rint, np.round):
-    register(_fn, Rule(f"np.{_fn.__name__}", ("x",), kind=_same))
+    primitive(_fn, ("x",), kind=_same)
 for _fn in (np.isnan, np.isinf, np.isfinite):
-    register(_fn, Rule(f"np.{_fn.__name__}", ("x",), kind=_int_array_or_int))
+    primitive(_fn, ("x",), kind=_int_array_or_int)
 for _fn in (np.argmax, np.argmin):
-    register(_fn, Rule(f"np.{_fn.__name__}", ("x",), kind=_ints), nargs=1)
-register(np.argsort, Rule("np.argsort", ("x",), kind=_int_array_or_int), nargs=1)
+    primitive(_fn, ("x",), kind=_ints, methods=(_fn.__name__,), nargs=1)
+primitive(np.argsort, ("x",), kind=_int_array_or_int, nargs=1)
 for _fn in (np.zeros, np.ones, np.empty):
-    register(_fn, Rule(f"np.{_fn.__name__}", ("shape",), kind=constructed), nargs=1)
+    primitive(_fn, ("shape",), kind=constructed, nargs=1)
 for _fn in (np.zeros_like, np.ones_like, np.empty_like):
-    register(_fn, Rule(f"np.{_fn.__name__}", ("x",), kind=_like), nargs=1)
-register(np.shape, Rule("np.shape", ("x",), kind=_shape))
-register(np.size, Rule("np.size", ("x",), kind=_ints), nargs=1)
-register(np.ndim, Rule("np.ndim", ("x",), kind=_ints))
-register(np.arange, Rule("np.arange", ("n",), kind=lambda k, o: ArrayKind(1, False)), nargs=1)
+    primitive(_fn, ("x",), kind=_like, nargs=1)
+primitive(np.shape, ("x",), kind=_shape)
+primitive(np.size, ("x",), kind=_ints, nargs=1)
+primitive(np.ndim, ("x",), kind=_ints)
+primitive(np.arange, ("n",), kind=lambda k, o: ArrayKind(1, False), nargs=1)
 
-register(runtime.astype_int, Rule("rt.astype_int", ("x",), kind=_int_array_or_int))
-register(runtime.astype_float, Rule("rt.astype_float", ("x",), {"x": "g"},
-                                    kind=lambda k, o: ArrayKind(_ndim(k[0]))))
-register(np.eye, Rule("np.eye", ("n",), kind=lambda k, o: ArrayKind(2)), nargs=1)
-register(np.identity, Rule("np.identity", ("n",), kind=lambda k, o: ArrayKind(2)), nargs=1)
+primitive(runtime.astype_int, ("x",), kind=_int_array_or_int)
+primitive(runtime.astype_float, ("x",), {"x": "g"}, kind=lambda k, o: ArrayKind(_ndim(k[0])))
+primitive(np.eye, ("n",), kind=lambda k, o: ArrayKind(2), nargs=1)
+primitive(np.identity, ("n",), kind=lambda k, o: ArrayKind(2), nargs=1)
 

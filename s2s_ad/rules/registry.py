@@ -1,34 +1,63 @@
-"""The registry of vector-Jacobian-product rules.
+"""The registry of primitives: one :class:`Rule` object per primitive, keyed by the
+function it stands for.
 
 A rule is a template in the notation of the generated code.  For ``z = f(x, y)``
 the adjoint of each argument is an expression in the argument names, ``z``
 (the result) and ``g`` (the cotangent of ``z``); the reverse pass substitutes
-the saved values and emits ``d_x += <expression>``.
+the saved values and emits ``d_x += <expression>``.  :func:`primitive` makes the
+rule and registers it, spelling the function once: the name generated code
+calls is derived from the object (``np.sin`` -> ``"np.sin"``, ``math.sin`` ->
+``"math.sin"``, a runtime helper -> ``"rt.<name>"``).
 
 >>> rule = Rule("math.sin", ("x",), {"x": "g * math.cos(x)"})
 >>> rule.needs("x")
 frozenset({'x'})
+>>> spelled(np.linalg.norm), spelled(math.sin), spelled(runtime.reshape_like), spelled(abs)
+('np.linalg.norm', 'math.sin', 'rt.reshape_like', 'abs')
+
+Everything the compiler knows about a primitive is on its rule: the array
+methods that spell it (``x.sum()`` is ``np.sum(x)``: :func:`array_methods`),
+whether its result may be a view of its first argument (:func:`returns_view`),
+and, for a pullback that is not a template, the reverse-pass builder
+(:func:`reverse_pass`).  A template naming a runtime helper that does not exist
+fails when the template is read (at import for the tables), not in generated code:
+
+>>> Rule("np.sin", ("x",), {"x": "rt.no_such_helper(g)"}).template("x")
+Traceback (most recent call last):
+...
+ValueError: template 'rt.no_such_helper(g)': s2s_ad.runtime has no helper 'no_such_helper'
 """
 
 from __future__ import annotations
 
+import builtins
+import math
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import Any
 
 import gast
+import numpy as np
 
+from .. import runtime
 from ..errors import NonDifferentiableError
+
+#: The adjoint of a parameter whose cotangent the rule's ``reverse`` builder writes
+#: (statements of the reverse pass, not a template): activity analysis reads only
+#: that the parameter carries a derivative.
+BY_REVERSE_PASS = "<written by the rule's reverse pass>"
 
 
 @dataclass(frozen=True)
 class Rule:
-    """How to emit a primitive and its adjoints.
+    """Everything about one primitive: how to emit it, its result kind, its
+    adjoints, its spellings, and the slots other modes fill.
 
     ``kind`` is the kind of the result: ``"float"``, ``"int"``, ``"bool"``,
-    ``"none"``, or ``"join"`` (the join of the argument kinds).  A rule with no
-    adjoints is non-differentiable (``floor``, ``round``, comparisons): nothing
-    flows back through it, and activity analysis knows it.
+    ``"none"``, or a function of the argument kinds and operands (see
+    :mod:`s2s_ad.rules.result_kinds`; ``joined`` is the join of the argument kinds).
+    A rule with no adjoints is non-differentiable (``floor``, ``round``,
+    comparisons): nothing flows back through it, and activity analysis knows it.
     """
 
     emit: str
@@ -39,6 +68,15 @@ class Rule:
     defaults: dict[str, Any] = field(default_factory=dict)  # keyword parameters
     elementwise: bool = False  # broadcasting: cotangents are summed back to each shape
     variant: Callable | None = None  # (constants, kinds) -> {"forward", "adjoints"}
+    methods: tuple[str, ...] = ()  # array-method spellings: ``x.sum()`` is ``np.sum(x)``
+    view: bool = False  # the result may be a view of the first argument (reshape, .T)
+    # The tangent (JVP) templates, one per parameter, in the notation of the adjoints
+    # (``t`` the parameter's tangent): the slot forward mode (issue 24) fills; unused yet.
+    tangent: dict[str, str] | None = None
+    # The reverse step when the pullback is no template (growing lists): a builder
+    # (cx, stmt, target, primitive, where) -> (forward, reverse), set by the compiler
+    # with :func:`reverse_pass`; its adjoints then read BY_REVERSE_PASS.
+    reverse: Callable | None = None
 
     def specialize(self, operands: list, kinds: list) -> Rule:
         """This rule with the templates for these operands (constant ``axis``, ndims)."""
@@ -68,6 +106,19 @@ class Rule:
         names = {n.id for n in gast.walk(tree) if isinstance(n, gast.Name)}
         return frozenset(names & (set(self.params) | {"z"}))
 
+    def result_kind(self, kinds: list, operands: list) -> Any:
+        """The kind of the result for arguments of these kinds (None: not known yet)."""
+        if getattr(self.kind, "sees_unknown", False):
+            return self.kind(kinds, operands)
+        if callable(self.kind):
+            return None if None in kinds else self.kind(kinds, operands)
+        return self.kind
+
+    def templates(self) -> list[str]:
+        """The fixed templates (adjoints and forward; not those a variant makes)."""
+        texts = [t for t in self.adjoints.values() if t != BY_REVERSE_PASS]
+        return texts + ([self.forward] if self.forward else [])
+
 
 NOT_CONSTANT = object()  # an operand whose value is only known at run time
 
@@ -76,18 +127,73 @@ _templates: dict[str, gast.expr] = {}
 
 def _parse_template(text: str) -> gast.expr:
     if text not in _templates:
-        _templates[text] = gast.parse(text, mode="eval").body
+        tree = gast.parse(text, mode="eval").body
+        for node in gast.walk(tree):
+            if isinstance(node, gast.Attribute) and isinstance(node.value, gast.Name) \
+                    and node.value.id == "rt" and not hasattr(runtime, node.attr):
+                raise ValueError(f"template {text!r}: s2s_ad.runtime has no helper "
+                                 f"{node.attr!r}")
+        _templates[text] = tree
     return _templates[text]
 
 
+# ---- names --------------------------------------------------------------------------------
+_NAMESPACES = (("np.", np), ("np.linalg.", np.linalg), ("math.", math), ("rt.", runtime),
+               ("", builtins))
+
+
+def spelled(obj: Any) -> str:
+    """The name generated code calls ``obj`` by (``np.sin``, ``rt.reshape_like``...)."""
+    name = getattr(obj, "__name__", None)
+    for prefix, namespace in _NAMESPACES:
+        if name and getattr(namespace, name, None) is obj:
+            return prefix + name
+    raise ValueError(f"{obj!r} is not a function of numpy, math, builtins or s2s_ad.runtime "
+                     "under its own name: give the name generated code calls it by")
+
+
+def rt_name(helper: Callable) -> str:
+    """``"rt.<name>"`` of a runtime helper given by reference (a typo fails at import)."""
+    name = spelled(helper)
+    if not name.startswith("rt."):
+        raise ValueError(f"{helper!r} is not a helper of s2s_ad.runtime")
+    return name
+
+
+# ---- the registry -------------------------------------------------------------------------
 _RULES: dict[tuple[int, int | None], tuple[Any, Rule]] = {}
 _BINOPS: dict[type, Rule] = {}
 _UNARYOPS: dict[type, Rule] = {}
+_METHODS: dict[str, Any] = {}
+_VIEWS: dict[int, Any] = {}
 
 
 def register(obj: Any, rule: Rule, nargs: int | None = None) -> None:
     """Register ``rule`` for calls of ``obj`` (with ``nargs`` arguments, or any)."""
+    for text in rule.templates():
+        _parse_template(text)  # a syntax error or unknown helper fails here, at import
+    for method in rule.methods:  # np.amax shares np.max's rule, and np.max is x.max()
+        spelling = _METHODS.setdefault(method, obj)
+        if spelling is not obj and all(r is not rule for o, r in _RULES.values() if o is spelling):
+            raise ValueError(f"the array method {method!r} already spells {spelling!r}")
+    if rule.view:
+        _VIEWS[id(obj)] = obj
     _RULES[(id(obj), nargs)] = (obj, rule)
+
+
+def primitive(obj: Any, params: tuple[str, ...], adjoints: dict[str, str] | None = None, *,
+              nargs: int | None = None, also: tuple = (), name: str | None = None,
+              **fields: Any) -> Rule:
+    """Make and register the rule of ``obj`` (and of the objects ``also``, other names of
+    the same function such as ``np.amax``) for calls with ``nargs`` arguments (or any).
+
+    The emitted name is ``spelled(obj)`` unless ``name`` is given; ``fields`` are the
+    other fields of :class:`Rule`.
+    """
+    rule = Rule(name or spelled(obj), params, dict(adjoints or {}), **fields)
+    for each in (obj, *also):
+        register(each, rule, nargs)
+    return rule
 
 
 def register_binop(op: type, rule: Rule) -> None:
@@ -96,6 +202,21 @@ def register_binop(op: type, rule: Rule) -> None:
 
 def register_unaryop(op: type, rule: Rule) -> None:
     _UNARYOPS[op] = rule
+
+
+def reverse_pass(obj: Any) -> Callable[[Callable], Callable]:
+    """Decorator: the builder of the reverse step of every rule of ``obj`` (the
+    compiler's ``reverse/lists.py`` sets those of growing lists)."""
+
+    def setting(builder: Callable) -> Callable:
+        keys = [key for key, (other, _) in _RULES.items() if other is obj]
+        if not keys:
+            raise ValueError(f"{obj!r} has no rule")
+        for key in keys:
+            _RULES[key] = (obj, replace(_RULES[key][1], reverse=builder))
+        return builder
+
+    return setting
 
 
 def lookup(obj: Any, nargs: int) -> Rule | None:
@@ -112,6 +233,17 @@ def arities(obj: Any) -> list[int]:
     (empty when ``obj`` has none, or one for any count)."""
     counts = [nargs for (_, nargs), (other, _) in _RULES.items() if other is obj]
     return [] if None in counts else sorted(counts)
+
+
+def array_methods() -> dict[str, Any]:
+    """``{method name: function}``: ``x.<name>(...)`` on an array is ``function(x, ...)``
+    (from the rules' ``methods``)."""
+    return dict(_METHODS)
+
+
+def returns_view(obj: Any) -> bool:
+    """Whether a call of ``obj`` may return memory of its first argument."""
+    return _VIEWS.get(id(obj), _VIEWS) is obj
 
 
 def operator_rule(op: gast.operator | gast.unaryop, where: Any = None) -> Rule:

@@ -39,7 +39,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..kinds import NUMERIC, ArrayKind
-from .registry import Rule, register
+from .registry import primitive
 
 
 @dataclass(frozen=True)
@@ -213,8 +213,8 @@ def _join_variant(join: Join):
 
 
 for _fn, _join in ((np.vstack, VSTACK), (np.hstack, HSTACK), (np.column_stack, COLUMN_STACK)):
-    register(_fn, Rule(f"np.{_join.name}", ("seq",), {"seq": "g"}, kind=_joined_kind(_join),
-                       variant=_join_variant(_join)), nargs=1)
+    primitive(_fn, ("seq",), {"seq": "g"}, kind=_joined_kind(_join), variant=_join_variant(_join),
+              nargs=1)
 
 
 # ---- atleast_1d/2d/3d ----------------------------------------------------------------------
@@ -249,5 +249,5 @@ def _atleast_variant(rank: int):
 
 
 for _rank, _fn in enumerate((np.atleast_1d, np.atleast_2d, np.atleast_3d), start=1):
-    register(_fn, Rule(f"np.atleast_{_rank}d", ("x",), {"x": "g"}, kind=_atleast_kind(_rank),
-                       variant=_atleast_variant(_rank)), nargs=1)
+    primitive(_fn, ("x",), {"x": "g"}, kind=_atleast_kind(_rank), variant=_atleast_variant(_rank),
+              view=True, nargs=1)

@@ -10,20 +10,24 @@ type-stable.  Results and cotangents are new arrays, never views of an
 argument (except ``reshape``/``reshape_like``, which follow NumPy).
 
 This package may import NumPy and Numba only: no compiler, no rules.  Its
-modules, by topic (this ``__init__`` re-exports each one's ``__all__``):
+modules, by topic (this ``__init__`` re-exports each one's ``__all__``; a test,
+``tests/test_runtime_index.py``, checks that this index names every module and
+exactly each one's helpers):
 
 - ``scalar``: ``sign``, ``log_or_zero``, ``pow_slope``, ``cbrt``, ``fmod``, ``fsum``,
-  ``astype_int``, ``astype_float``, ``as_float64``, ``run_hook``
+  ``int_pow``, ``number_as_float``, ``number_as_int``, ``astype_int``, ``astype_float``,
+  ``as_float64``, ``run_hook``
 - ``given``: ``given_cotangents``, ``given_cotangent`` (the cotangents a registered
   kernel gradient or a custom derivative returns, checked against the inputs)
 - ``tapes``: ``grow`` (growable tapes), ``accumulate`` and ``materialize``
   (array cotangents, empty meaning "none yet")
 - ``broadcasting``: ``unbroadcast``, ``unbroadcast_to_shape``,
   ``unbroadcast_scalar`` (broadcasting's VJP)
-- ``reductions``: ``{sum,mean,prod,max,min,norm}_axis[_keepdims]``,
-  ``..._all_keepdims``, ``norm_all`` and their VJPs ``..._vjp_axis[_keepdims]``,
-  ``..._vjp_all[_keepdims]``, ``expand_reduced``: generated from the table
-  ``reductions.REDUCTIONS``, one row per reduction
+- ``reductions``: for each row of its table ``REDUCTIONS`` (sum, mean, prod, max,
+  min, norm), the forms ``<r>_axis[_keepdims]``, ``<r>_all_keepdims`` (``norm_all``)
+  and their VJPs ``<r>_vjp_axis[_keepdims]``, ``<r>_vjp_all[_keepdims]`` (``sum_axis``,
+  ``sum_vjp_axis``...: each bound by name there, and gathered per row as ``SUM``,
+  ``MEAN``... for the rules); ``expand_reduced``
 - ``shapes``: ``reshape``, ``reshape_like``, ``slice_axis``, ``index_axis``, ``filled``
 - ``indexing``: ``scatter_add`` (the cotangent of a gather: repeated indices add up),
   ``written_items`` (of a write through an index array: the last write wins),
@@ -34,12 +38,15 @@ modules, by topic (this ``__init__`` re-exports each one's ``__all__``):
 - ``norms``: ``norm_p_slope`` (the VJP of a vector p-norm)
 - ``linalg``: ``det``, ``inv``, ``solve`` of stacks of matrices and their VJPs
   ``det_vjp``, ``inv_vjp``, ``solve_vjp_a``, ``solve_vjp_b``
-- ``lists``: ``appended``, ``list_array``, ``list_position``, and the cotangents of
-  growing lists: ``cotangent_list``, ``list_pop``, ``list_add_at``, ``list_add_rows``
-- ``tuples``: ``add_at`` (the cotangent of ``t[i]``), ``sum_items``, ``fill_like``, ``at_max``,
-  ``at_min`` (of ``sum``, ``max``, ``min`` of a tuple)
+- ``lists``: ``new_list``, ``appended``, ``list_array``, ``list_position``,
+  ``merge_leading``, and the cotangents of growing lists: ``cotangent_list``,
+  ``list_pop``, ``list_add_at``, ``list_add_rows``
+- ``tuples``: ``add_at`` (the cotangent of ``t[i]``), ``plus`` (cotangents added item by
+  item), ``sum_items``, ``fill_like``, ``at_max``, ``at_min`` (of Python's sum, max and
+  min of a tuple)
 - private: ``reduction_kernels`` (each reduction's Numba kernels and NumPy VJP
-  rules) and ``axes`` (axis normalisation and shape tuples, both paths)
+  rules), ``axes`` (axis normalisation and shape tuples, both paths) and
+  ``python_math`` (the math module with its domain errors, for compiled code)
 
 What Numba 0.68 supports natively (nopython mode, float64 arrays; "helper"
 names the helper here that fills the gap):
@@ -74,7 +81,7 @@ atleast_1d/2d/3d(x)                        arrays (0-d too, any layout); a numbe
 linalg.solve, inv, det, slogdet            yes (float32 too, non-contiguous too)
 linalg.norm(x)                             1-D and 2-D (Frobenius) only; ord='fro'
                                            no; axis= no; ndim > 2 no
-                                           -> norm_all, norm_axis, norm_*_vjp
+                                           -> norm_all, norm_axis, norm_vjp_axis
 where(c, a, b)                             yes (broadcasting, scalar operands);
                                            where(c) yes
 maximum, minimum                           yes (broadcasting, 0-d)

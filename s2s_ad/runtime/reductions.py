@@ -4,8 +4,10 @@ Generated from one table: each row of ``REDUCTIONS`` is one reduction (sum,
 mean, prod, max, min, norm) naming its NumPy forward, its Numba forward and VJP
 kernels and its NumPy VJP rule (from ``reduction_kernels``).  ``_install``
 makes every row into one public function per *form*: a Python function (plain
-NumPy) plus its Numba ``overload``, under the names generated code calls.  For
-a row ``r`` (``g`` is the cotangent of the forward's result):
+NumPy) plus its Numba ``overload``; the module binds each to the name
+generated code calls (``sum_vjp_axis = SUM.vjp_axis``), and the rules refer to
+them by reference (``SUM.vjp_axis``).  For a row ``r`` (``g`` is the cotangent
+of the forward's result):
 
 ====================================  ========================================
 ``r_axis(x, axis)``                   ``np.r(x, axis=axis)``
@@ -35,7 +37,7 @@ from __future__ import annotations
 import re
 import textwrap
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 from numba.core import types
@@ -54,8 +56,6 @@ from .axes import (
     shape_without,
 )
 from .reduction_kernels import as_2d, py_expand, py_vjp, scalar_of
-
-__all__: list[str] = []  # filled by _install
 
 # --------------------------------------------------------------------------
 # Typing-time builders of the Numba implementations, one per kind of form.
@@ -351,36 +351,99 @@ def _make(row, form):
     return public, typer
 
 
-def _install(rows):
-    """Define ``{row.name}_{form}`` in this module for every row and form, with
-    its docstring and Numba overload, and list it in ``__all__``."""
-    for row in rows:
-        forms = ("axis", "axis_keepdims", row.whole, "vjp_axis", "vjp_axis_keepdims",
-                 "vjp_all")
-        alias = f"{row.name}_vjp_all_keepdims" if row.whole == "all_keepdims" else None
-        examples = _examples(row)
-        for form in forms:
-            name = f"{row.name}_{form}"
-            public, typer = _make(row, form)
-            public.__name__ = public.__qualname__ = name
-            text = _FORMS[form].format(
-                np=row.numpy, says=row.says, vjp=row.vjp_says,
-                alias=f" (so it also serves keepdims=True, as ``{alias}``)" if alias else "")
-            doc = "\n\n".join(textwrap.fill(p, 79) for p in text.split("\n\n"))
-            if name in examples:
-                doc += "\n\n" + examples[name]
-            public.__doc__ = doc
-            overload(public, strict=False)(typer)
-            globals()[name] = public
-            __all__.append(name)
-        if alias:
-            globals()[alias] = globals()[f"{row.name}_vjp_all"]
-            __all__.append(alias)
+class Forms(NamedTuple):
+    """The public functions of one reduction (``whole`` is ``r_all_keepdims``, or
+    ``norm_all``); rules refer to them by reference (``SUM.vjp_axis``)."""
+
+    axis: Any
+    axis_keepdims: Any
+    whole: Any
+    vjp_axis: Any
+    vjp_axis_keepdims: Any
+    vjp_all: Any
 
 
-_install(REDUCTIONS)
+def _install(row) -> Forms:
+    """The public functions of ``row``, one per form, each with its name, docstring
+    and Numba overload (the module binds each to that name below)."""
+    alias = f"{row.name}_vjp_all_keepdims" if row.whole == "all_keepdims" else None
+    examples = _examples(row)
+    made = []
+    for form in ("axis", "axis_keepdims", row.whole, "vjp_axis", "vjp_axis_keepdims", "vjp_all"):
+        name = f"{row.name}_{form}"
+        public, typer = _make(row, form)
+        public.__name__ = public.__qualname__ = name
+        text = _FORMS[form].format(
+            np=row.numpy, says=row.says, vjp=row.vjp_says,
+            alias=f" (so it also serves keepdims=True, as ``{alias}``)" if alias else "")
+        doc = "\n\n".join(textwrap.fill(p, 79) for p in text.split("\n\n"))
+        if name in examples:
+            doc += "\n\n" + examples[name]
+        public.__doc__ = doc
+        overload(public, strict=False)(typer)
+        made.append(public)
+    return Forms(*made)
+
+
+SUM, MEAN, PROD, MAX, MIN, NORM = (_install(row) for row in REDUCTIONS)
+
+sum_axis = SUM.axis
+sum_axis_keepdims = SUM.axis_keepdims
+sum_all_keepdims = SUM.whole
+sum_vjp_axis = SUM.vjp_axis
+sum_vjp_axis_keepdims = SUM.vjp_axis_keepdims
+sum_vjp_all = sum_vjp_all_keepdims = SUM.vjp_all
+
+mean_axis = MEAN.axis
+mean_axis_keepdims = MEAN.axis_keepdims
+mean_all_keepdims = MEAN.whole
+mean_vjp_axis = MEAN.vjp_axis
+mean_vjp_axis_keepdims = MEAN.vjp_axis_keepdims
+mean_vjp_all = mean_vjp_all_keepdims = MEAN.vjp_all
+
+prod_axis = PROD.axis
+prod_axis_keepdims = PROD.axis_keepdims
+prod_all_keepdims = PROD.whole
+prod_vjp_axis = PROD.vjp_axis
+prod_vjp_axis_keepdims = PROD.vjp_axis_keepdims
+prod_vjp_all = prod_vjp_all_keepdims = PROD.vjp_all
+
+max_axis = MAX.axis
+max_axis_keepdims = MAX.axis_keepdims
+max_all_keepdims = MAX.whole
+max_vjp_axis = MAX.vjp_axis
+max_vjp_axis_keepdims = MAX.vjp_axis_keepdims
+max_vjp_all = max_vjp_all_keepdims = MAX.vjp_all
+
+min_axis = MIN.axis
+min_axis_keepdims = MIN.axis_keepdims
+min_all_keepdims = MIN.whole
+min_vjp_axis = MIN.vjp_axis
+min_vjp_axis_keepdims = MIN.vjp_axis_keepdims
+min_vjp_all = min_vjp_all_keepdims = MIN.vjp_all
+
+norm_axis = NORM.axis
+norm_axis_keepdims = NORM.axis_keepdims
+norm_all = NORM.whole
+norm_vjp_axis = NORM.vjp_axis
+norm_vjp_axis_keepdims = NORM.vjp_axis_keepdims
+norm_vjp_all = NORM.vjp_all
 
 #: ``expand_reduced(g, x, axis)``: cotangent ``g`` of ``np.sum(x, axis)`` broadcast
 #: back to ``x.shape`` (the same function as ``sum_vjp_axis``).
-expand_reduced = globals()["sum_vjp_axis"]
-__all__.append("expand_reduced")
+expand_reduced = sum_vjp_axis
+
+__all__ = [
+    "sum_axis", "sum_axis_keepdims", "sum_all_keepdims", "sum_vjp_axis",
+    "sum_vjp_axis_keepdims", "sum_vjp_all", "sum_vjp_all_keepdims",
+    "mean_axis", "mean_axis_keepdims", "mean_all_keepdims", "mean_vjp_axis",
+    "mean_vjp_axis_keepdims", "mean_vjp_all", "mean_vjp_all_keepdims",
+    "prod_axis", "prod_axis_keepdims", "prod_all_keepdims", "prod_vjp_axis",
+    "prod_vjp_axis_keepdims", "prod_vjp_all", "prod_vjp_all_keepdims",
+    "max_axis", "max_axis_keepdims", "max_all_keepdims", "max_vjp_axis",
+    "max_vjp_axis_keepdims", "max_vjp_all", "max_vjp_all_keepdims",
+    "min_axis", "min_axis_keepdims", "min_all_keepdims", "min_vjp_axis",
+    "min_vjp_axis_keepdims", "min_vjp_all", "min_vjp_all_keepdims",
+    "norm_axis", "norm_axis_keepdims", "norm_all", "norm_vjp_axis", "norm_vjp_axis_keepdims",
+    "norm_vjp_all", "expand_reduced",
+]

@@ -38,7 +38,7 @@ from rule_table_cases import NOT_FLOAT, TABLE, Case, cases, numba_cases
 import s2s_ad as ad
 from s2s_ad import runtime
 from s2s_ad.compiler.jit import cache_dir
-from s2s_ad.rules import all_rules, lookup
+from s2s_ad.rules import all_rules, array_methods, lookup
 from s2s_ad.testing import partial_derivatives
 
 FD_RTOL = 1e-5
@@ -83,10 +83,7 @@ def test_every_table_entry_names_a_registered_rule():
 
 
 # ---- each case really calls its rule ----------------------------------------------------
-_METHODS = {"sum": np.sum, "mean": np.mean, "prod": np.prod, "max": np.max, "min": np.min,
-            "reshape": np.reshape, "transpose": np.transpose, "dot": np.dot, "copy": np.copy,
-            "argmax": np.argmax, "argmin": np.argmin, "ravel": np.ravel, "flatten": np.ravel,
-            "clip": np.clip}
+_METHODS = array_methods()  # x.sum() is np.sum(x): the spellings the rules declare
 _ATTRIBUTES = {"T": np.transpose, "shape": np.shape, "size": np.size, "ndim": np.ndim}
 _OPERATORS = {op: op.__name__ for op in (
     ast.Add, ast.Sub, ast.Mult, ast.Div, ast.Pow, ast.Mod, ast.FloorDiv, ast.MatMult, ast.USub,

@@ -15,8 +15,8 @@ import gast
 import numpy as np
 
 from s2s_ad import runtime
-from s2s_ad.compiler.syntax.annotations import set_anno
-from s2s_ad.compiler.syntax.builders import assign, call, load
+from s2s_ad.compiler.syntax.annotations import set_callee, set_line
+from s2s_ad.compiler.syntax.builders import assign, call, expr_stmt, load
 from s2s_ad.compiler.syntax.names import Namer
 
 
@@ -49,11 +49,11 @@ def copy_in_and_back(body: list[gast.stmt], copies: dict[str, str], line: int) -
     first, last = [], []
     for param, local in copies.items():
         copied = call("np.copy", load(param))
-        set_anno(copied, "callee", np.copy)
+        set_callee(copied, np.copy)
         first.append(assign(local, copied, line))
         back = call("rt.write_back", load(param), load(local))
-        set_anno(back, "callee", runtime.write_back)
-        statement = gast.Expr(value=back)
-        set_anno(statement, "line", line)
+        set_callee(back, runtime.write_back)
+        statement = expr_stmt(back)
+        set_line(statement, line)
         last.append(statement)
     return first + body[:-1] + last + body[-1:]

@@ -18,7 +18,16 @@ from dataclasses import dataclass
 
 import gast
 
-from s2s_ad.compiler.syntax.builders import assign, const, load
+from s2s_ad.compiler.syntax.builders import (
+    assign,
+    break_stmt,
+    const,
+    if_stmt,
+    load,
+    pass_stmt,
+    return_stmt,
+    unary,
+)
 from s2s_ad.compiler.syntax.names import Namer
 
 
@@ -66,11 +75,11 @@ def _set(name: str, value: bool | None, like: gast.AST) -> gast.Assign:
 
 
 def _if(test: gast.expr, body: list[gast.stmt], like: gast.AST) -> gast.If:
-    return gast.copy_location(gast.If(test=test, body=body, orelse=[]), like)
+    return gast.copy_location(if_stmt(test, body, []), like)
 
 
 def _not(name: str) -> gast.UnaryOp:
-    return gast.UnaryOp(op=gast.Not(), operand=load(name))
+    return unary(gast.Not(), load(name))
 
 
 class _Desugar:
@@ -101,7 +110,7 @@ class _Desugar:
 
     def stmt(self, s: gast.stmt, loop: _LoopFlags | None) -> list[gast.stmt]:
         if isinstance(s, gast.Return) and self.returned is not None:
-            value = s.value if s.value is not None else gast.Constant(value=None, kind=None)
+            value = s.value if s.value is not None else const(None)
             keep = gast.copy_location(assign(self.retval, value), s)
             return [keep, _set(self.returned, True, s)] + self._leave(loop, s)
         if isinstance(s, gast.Break):
@@ -109,7 +118,7 @@ class _Desugar:
         if isinstance(s, gast.Continue):
             return [_set(loop.skip, True, s)]
         if isinstance(s, gast.If):
-            s.body = self.block(s.body, loop) or [gast.Pass()]
+            s.body = self.block(s.body, loop) or [pass_stmt()]
             s.orelse = self.block(s.orelse, loop)
             return [s]
         if isinstance(s, gast.For | gast.While):
@@ -132,7 +141,7 @@ class _Desugar:
         flags = _LoopFlags(skip=self.namer.fresh("skip"), stop=stop)
         body = [_set(flags.skip, False, s)] + self.block(s.body, flags)
         if stop is not None:
-            body.append(_if(load(stop), [gast.copy_location(gast.Break(), s)], s))
+            body.append(_if(load(stop), [gast.copy_location(break_stmt(), s)], s))
         s.body = body
         out: list[gast.stmt] = [_set(stop, False, s)] if stop is not None else []
         out.append(s)
@@ -146,7 +155,7 @@ def desugar_control(fdef: gast.FunctionDef, namer: Namer) -> str | None:
     return the name of the flag set by early returns (None without any)."""
     body = fdef.body
     if _can_fall_off(body):
-        body.append(gast.copy_location(gast.Return(value=None), body[-1] if body else fdef))
+        body.append(gast.copy_location(return_stmt(None), body[-1] if body else fdef))
     early = _contains(body[:-1], (gast.Return,), True) or (
         isinstance(body[-1], gast.If) and _contains([body[-1]], (gast.Return,), True))
     d = _Desugar(namer, flagged_return=early)
@@ -154,6 +163,6 @@ def desugar_control(fdef: gast.FunctionDef, namer: Namer) -> str | None:
     if d.returned is not None:
         last = body[-1]
         new_body = ([_set(d.returned, False, fdef)] + new_body
-                    + [gast.copy_location(gast.Return(value=load(d.retval)), last)])
+                    + [gast.copy_location(return_stmt(load(d.retval)), last)])
     fdef.body = new_body
     return d.returned

@@ -24,10 +24,26 @@ from s2s_ad.compiler.dependencies import note_attribute
 from s2s_ad.compiler.ir import GlobalRead, LocalFunction
 from s2s_ad.compiler.primitives import LIBRARY_MODULES, is_library
 from s2s_ad.compiler.structure_access import builds_structure, call_method, call_value
-from s2s_ad.compiler.syntax.annotations import get_anno, set_anno
-from s2s_ad.compiler.syntax.builders import assigned_names, const, load
+from s2s_ad.compiler.syntax.annotations import callee_of, set_attribute, set_callee, set_method
+from s2s_ad.compiler.syntax.builders import (
+    assigned_names,
+    attribute,
+    binop,
+    bool_op,
+    call_node,
+    compare,
+    const,
+    if_stmt,
+    keyword,
+    load,
+    slice_of,
+    subscript_of,
+    tuple_of,
+    unary,
+)
 from s2s_ad.compiler.syntax.names import op_word
 from s2s_ad.kinds import is_structure
+from s2s_ad.rules import array_methods
 
 _NUMBER = (numbers.Number, np.generic)
 
@@ -35,11 +51,9 @@ _NUMBER = (numbers.Number, np.generic)
 ARRAY_ATTRIBUTES = {"T": np.transpose, "shape": np.shape, "size": np.size, "ndim": np.ndim}
 
 
-ARRAY_METHODS = {"sum": np.sum, "mean": np.mean, "prod": np.prod, "max": np.max,
-                 "min": np.min, "reshape": np.reshape, "transpose": np.transpose,
-                 "dot": np.dot, "copy": np.copy, "argmax": np.argmax, "argmin": np.argmin,
-                 "ravel": np.ravel, "flatten": np.ravel, "clip": np.clip, "astype": None,
-                 "cumsum": np.cumsum, "take": np.take}
+# ``x.sum()`` is ``np.sum(x)``: the spellings the rules declare (``Rule.methods``), and
+# ``astype``, which picks its function from its dtype argument (``ExpressionNormalizer.astype``)
+ARRAY_METHODS = {**array_methods(), "astype": None}
 
 
 def atom_word(atom: gast.expr) -> str:
@@ -159,13 +173,13 @@ class ExpressionNormalizer:
         """``x.T``, ``x.shape``, ``x.size``, ``x.ndim`` of an array as calls; any other
         attribute is a structure's field, read as written (the kinds stage lowers it)."""
         if node.attr not in ARRAY_ATTRIBUTES:
-            read = gast.Attribute(value=self.atom(node.value), attr=node.attr, ctx=gast.Load())
+            read = attribute(self.atom(node.value), node.attr)
             return self.temp(gast.copy_location(read, node),
                              f"{atom_word(read.value)}_{node.attr}", node)
         target = ARRAY_ATTRIBUTES[node.attr]
-        call = gast.Call(func=node, args=[self.atom(node.value)], keywords=[])
-        set_anno(call, "callee", target)
-        set_anno(call, "attribute", node.attr)  # a structure's field, if that is what it is
+        call = call_node(node, [self.atom(node.value)])
+        set_callee(call, target)
+        set_attribute(call, node.attr)  # a structure's field, if that is what it is
         gast.copy_location(call, node)
         stem = f"{atom_word(call.args[0])}_{'T' if node.attr == 'T' else node.attr}"
         return self.temp(call, stem, node)
@@ -218,22 +232,20 @@ class ExpressionNormalizer:
         if repeated is not None:  # (x, y) * 2, [x] * 3: the items written out
             items, times = repeated
             atoms = [self.atom(e) for e in items]
-            return gast.Tuple(elts=[copy.deepcopy(a) for _ in range(times) for a in atoms],
-                              ctx=gast.Load()), "tup"
+            return tuple_of([copy.deepcopy(a) for _ in range(times) for a in atoms]), "tup"
         if isinstance(node, gast.BinOp):
             a, b = self.atom(node.left), self.atom(node.right)
-            return gast.BinOp(left=a, op=node.op, right=b), _stem(a, op_word(
-                type(node.op).__name__), b)
+            return binop(a, node.op, b), _stem(a, op_word(type(node.op).__name__), b)
         if isinstance(node, gast.UnaryOp):
             a = self.atom(node.operand)
             word = op_word(type(node.op).__name__)
-            return gast.UnaryOp(op=node.op, operand=a), f"{word}_{atom_word(a)}"
+            return unary(node.op, a), f"{word}_{atom_word(a)}"
         if isinstance(node, gast.Compare):
             return self.compare(node)
         if isinstance(node, gast.Call):
             return self.call(node)
         if isinstance(node, gast.Tuple):
-            return gast.Tuple(elts=[self.atom(e) for e in node.elts], ctx=gast.Load()), "tup"
+            return tuple_of([self.atom(e) for e in node.elts]), "tup"
         if isinstance(node, gast.Dict):
             return self.dict_display(node), "d"
         if isinstance(node, gast.Subscript):
@@ -255,24 +267,24 @@ class ExpressionNormalizer:
             if not (isinstance(key, gast.Constant) and isinstance(key.value, str)):
                 raise self.error(key or node, "a dict's keys must be string constants here",
                                  "use a dict with string keys, a dataclass or a tuple")
-            keywords.append(gast.keyword(arg=key.value, value=self.atom(value)))
-        call = gast.Call(func=load("dict"), args=[], keywords=keywords)
-        set_anno(call, "callee", dict)
+            keywords.append(keyword(key.value, self.atom(value)))
+        call = call_node(load("dict"), [], keywords)
+        set_callee(call, dict)
         return call
 
     def compare(self, node: gast.Compare) -> tuple[gast.expr, str]:
         if len(node.ops) == 1:
             a, b = self.atom(node.left), self.atom(node.comparators[0])
-            op = gast.Compare(left=a, ops=node.ops, comparators=[b])
+            op = compare(a, node.ops, [b])
             return op, _stem(a, op_word(type(node.ops[0]).__name__), b)
         # a < b < c  ->  a < b and b < c, with b evaluated once
         left = self.atom(node.left)
         mid = self.atom(node.comparators[0])
-        first = gast.Compare(left=left, ops=node.ops[:1], comparators=[mid])
-        rest = gast.Compare(left=mid, ops=node.ops[1:], comparators=node.comparators[1:])
+        first = compare(left, node.ops[:1], [mid])
+        rest = compare(mid, node.ops[1:], node.comparators[1:])
         gast.copy_location(first, node)
         gast.copy_location(rest, node)
-        both = gast.copy_location(gast.BoolOp(op=gast.And(), values=[first, rest]), node)
+        both = gast.copy_location(bool_op(gast.And(), [first, rest]), node)
         return load(self.branchy(both).id), "cmp"
 
     def branchy(self, node: gast.IfExp | gast.BoolOp) -> gast.Name:
@@ -282,17 +294,16 @@ class ExpressionNormalizer:
             test = self.test(node.test, [])
             body = self.block_assign(result, node.body, node)
             orelse = self.block_assign(result, node.orelse, node)
-            self.emit(gast.If(test=test, body=body, orelse=orelse), node)
+            self.emit(if_stmt(test, body, orelse), node)
             return load(result)
         self.assign(result, self.atom(node.values[0]), node)
         for value in node.values[1:]:
             first = load(result)
             if isinstance(node.op, gast.Or):
-                first = self.temp(gast.UnaryOp(op=gast.Not(), operand=first), f"not_{result}",
-                                  node)
+                first = self.temp(unary(gast.Not(), first), f"not_{result}", node)
             test = self.temp(first, f"cond_{result}", node)
             body = self.block_assign(result, value, node)
-            self.emit(gast.If(test=test, body=body, orelse=[]), node)
+            self.emit(if_stmt(test, body, []), node)
         return load(result)
 
     def block_assign(self, target: str, value: gast.expr, like: gast.AST) -> list[gast.stmt]:
@@ -320,16 +331,16 @@ class ExpressionNormalizer:
             stem = f"{atom_word(base)}_{index.value}"
         else:
             stem = f"{atom_word(base)}_item"
-        return gast.Subscript(value=base, slice=index, ctx=gast.Load()), stem
+        return subscript_of(base, index), stem
 
     def index(self, node: gast.expr) -> gast.expr:
         """An index with atoms for its parts: ``i``, ``a:b:c``, ``i, :``."""
         if isinstance(node, gast.Slice):
             parts = [None if p is None else self.atom(p)
                      for p in (node.lower, node.upper, node.step)]
-            return gast.Slice(lower=parts[0], upper=parts[1], step=parts[2])
+            return slice_of(parts[0], parts[1], parts[2])
         if isinstance(node, gast.Tuple):
-            return gast.Tuple(elts=[self.index(e) for e in node.elts], ctx=gast.Load())
+            return tuple_of([self.index(e) for e in node.elts])
         if isinstance(node, gast.Constant) and (node.value is None or node.value is Ellipsis):
             return node
         value = self.atom(node)
@@ -345,7 +356,7 @@ class ExpressionNormalizer:
         target = ARRAY_METHODS[attr]
         args = [node.func.value] + list(node.args)
         if attr == "reshape" and len(node.args) > 1:
-            args = [node.func.value, gast.Tuple(elts=list(node.args), ctx=gast.Load())]
+            args = [node.func.value, tuple_of(list(node.args))]
         if attr == "astype":
             target = self.astype(node)
             args = [node.func.value]
@@ -365,12 +376,12 @@ class ExpressionNormalizer:
     def call(self, node: gast.Call) -> tuple[gast.expr, str]:
         func = node.func
         method_name = None
-        if get_anno(node, "callee") is not None:  # a call the compiler wrote (np.array)
-            target = get_anno(node, "callee")
+        if callee_of(node) is not None:  # a call the compiler wrote (np.array)
+            target = callee_of(node)
         elif isinstance(func, gast.Attribute) and self._is_array_value(func.value):
             method_name = func.attr
             target, args, keywords = self.method(node)
-            method_call = gast.Call(func=func, args=args, keywords=keywords)
+            method_call = call_node(func, args, keywords)
             gast.copy_location(method_call, node)
             node = method_call
         elif isinstance(func, gast.Name) and func.id in self.local_fns:
@@ -384,8 +395,7 @@ class ExpressionNormalizer:
             target = getattr(target, "__s2s_ad_wraps__", target)
             if target is None or is_structure(target):  # called through its __call__
                 target = call_value
-                node = gast.copy_location(gast.Call(func=func, args=[func, *node.args],
-                                                    keywords=node.keywords), node)
+                node = gast.copy_location(call_node(func, [func, *node.args], node.keywords), node)
         if target is range:
             raise self.error(node, "range(...) is only supported as a for-loop iterable")
         args, keywords = self.bind(node, target)
@@ -393,14 +403,14 @@ class ExpressionNormalizer:
             # max(a, b, c) -> max(max(a, b), c): same value, same first-wins ties
             acc = args[0]
             for a in args[1:-1]:
-                inner = gast.Call(func=func, args=[acc, a], keywords=[])
-                set_anno(inner, "callee", target)
+                inner = call_node(func, [acc, a])
+                set_callee(inner, target)
                 acc = self.temp(gast.copy_location(inner, node), target.__name__, node)
             args = [acc, args[-1]]
-        call = gast.Call(func=func, args=args, keywords=keywords)
-        set_anno(call, "callee", target)
+        call = call_node(func, args, keywords)
+        set_callee(call, target)
         if method_name is not None and target is not call_method:
-            set_anno(call, "method", method_name)  # a structure's method, if it is one
+            set_method(call, method_name)  # a structure's method, if it is one
         name = getattr(target, "__name__", "call")
         stem = f"{name}_{atom_word(args[0])}" if len(args) == 1 else name
         if target is call_method:
@@ -440,7 +450,7 @@ class ExpressionNormalizer:
                 args += [load(v) for v in target.free]
             return args, []
         args = [self.atom(a) for a in node.args]
-        keywords = [gast.keyword(arg=k.arg, value=self.atom(k.value)) for k in node.keywords]
+        keywords = [keyword(k.arg, self.atom(k.value)) for k in node.keywords]
         return args, keywords
 
 

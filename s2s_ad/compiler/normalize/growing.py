@@ -44,8 +44,18 @@ from s2s_ad import runtime
 from s2s_ad.compiler.ir import LocalFunction
 from s2s_ad.compiler.lists import named_values
 from s2s_ad.compiler.normalize.expressions import ExpressionNormalizer
-from s2s_ad.compiler.syntax.annotations import get_anno, set_anno
-from s2s_ad.compiler.syntax.builders import load, store
+from s2s_ad.compiler.syntax.annotations import callee_of, set_callee
+from s2s_ad.compiler.syntax.builders import (
+    assignment,
+    attribute,
+    call_node,
+    expr_stmt,
+    for_stmt,
+    if_stmt,
+    load,
+    store,
+    subscript_of,
+)
 
 COMPREHENSIONS = (gast.ListComp, gast.GeneratorExp)
 _JOINED = ((np.stack, np.array), (np.concatenate, runtime.merge_leading))
@@ -59,8 +69,8 @@ def list_names(fdef: gast.FunctionDef) -> set[str]:
 
 
 def _runtime_call(fn: Any, name: str, *args: gast.expr) -> gast.Call:
-    node = gast.Call(func=load(name), args=list(args), keywords=[])
-    set_anno(node, "callee", fn)
+    node = call_node(load(name), list(args))
+    set_callee(node, fn)
     return node
 
 
@@ -98,14 +108,12 @@ class ListNormalizer(ExpressionNormalizer):
         for n in gast.walk(node):
             if isinstance(n, gast.Name) and n.id in mapping and not _inside(n, first_iter):
                 n.id = mapping[n.id]
-        append = gast.Call(func=gast.Attribute(value=load(name), attr="append",
-                                               ctx=gast.Load()), args=[node.elt], keywords=[])
-        body: list[gast.stmt] = [gast.Expr(value=append)]
+        append = call_node(attribute(load(name), "append"), [node.elt])
+        body: list[gast.stmt] = [expr_stmt(append)]
         for gen in reversed(node.generators):
             for cond in reversed(gen.ifs):
-                body = [gast.If(test=cond, body=body, orelse=[])]
-            body = [gast.For(target=gen.target, iter=gen.iter, body=body, orelse=[],
-                             type_comment=None)]
+                body = [if_stmt(cond, body, [])]
+            body = [for_stmt(gen.target, gen.iter, body)]
         _locate(body[0], node)
         return body[0]
 
@@ -131,11 +139,8 @@ class ListNormalizer(ExpressionNormalizer):
         else:
             value = self.namer.fresh("item")
             self.locals.add(value)
-            add = gast.Expr(value=gast.Call(func=gast.Attribute(
-                value=load(name), attr="append", ctx=gast.Load()), args=[load(value)],
-                keywords=[]))
-            loop = gast.For(target=store(value), iter=item, body=[add], orelse=[],
-                            type_comment=None)
+            add = expr_stmt(call_node(attribute(load(name), "append"), [load(value)]))
+            loop = for_stmt(store(value), item, [add])
             _locate(loop, s)
             self.stmt(loop)
 
@@ -143,7 +148,7 @@ class ListNormalizer(ExpressionNormalizer):
         """A new variable holding ``value``, assigned now."""
         name = self.namer.fresh("item")
         self.locals.add(name)
-        node = gast.Assign(targets=[store(name)], value=value, type_comment=None)
+        node = assignment([store(name)], value)
         _locate(node, s)
         self.stmt(node)
         return load(name)
@@ -159,14 +164,14 @@ class ListNormalizer(ExpressionNormalizer):
             for node in gast.walk(stmt):
                 if isinstance(node, gast.Subscript):
                     allowed.add(id(node.value))
-                elif isinstance(node, gast.Call) and get_anno(node, "callee") in _TAKES_LISTS:
+                elif isinstance(node, gast.Call) and callee_of(node) in _TAKES_LISTS:
                     allowed |= {id(a) for a in node.args}
         for stmt in body:
             for node in gast.walk(stmt):
                 if isinstance(node, gast.Assign) and isinstance(node.targets[0], gast.Name) \
                         and node.targets[0].id in self.list_names and not (
-                            isinstance(node.value, gast.Call) and get_anno(
-                                node.value, "callee") in (runtime.new_list, runtime.appended)):
+                            isinstance(node.value, gast.Call) and callee_of(
+                                node.value) in (runtime.new_list, runtime.appended)):
                     raise self.error(node, f"the list '{node.targets[0].id}' is bound to "
                                      "another value", "give the new value its own name")
                 if isinstance(node, gast.Name) and node.id in self.list_names and \
@@ -195,19 +200,18 @@ class ListNormalizer(ExpressionNormalizer):
         if not (isinstance(index, gast.Constant) and index.value >= 0):
             index = self.temp(_runtime_call(runtime.list_position, "rt.list_position",
                                             load(base.id), index), "position", node)
-        return gast.Subscript(value=load(base.id), slice=index, ctx=gast.Load()), \
-            f"{base.id}_item"
+        return subscript_of(load(base.id), index), f"{base.id}_item"
 
     def call(self, node: gast.Call) -> tuple[gast.expr, str]:
         """A call; ``np.stack(items)`` and ``np.concatenate(items)`` (axis 0) of a
         list as the same operation on ``rt.list_array(items)``."""
         op, stem = super().call(node)
-        target = get_anno(op, "callee")
+        target = callee_of(op)
         joins = [to for of, to in _JOINED if of is target]
         if joins and op.args and self._from_list(op.args[0]) and \
                 _axis_zero(op.args[1:], op.keywords):
-            joined = gast.Call(func=op.func, args=[op.args[0]], keywords=[])
-            set_anno(joined, "callee", joins[0])
+            joined = call_node(op.func, [op.args[0]])
+            set_callee(joined, joins[0])
             return gast.copy_location(joined, op), stem
         return op, stem
 

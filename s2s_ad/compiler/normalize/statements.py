@@ -31,8 +31,36 @@ from s2s_ad.compiler.normalize.control import desugar_control
 from s2s_ad.compiler.normalize.expressions import atom_word, is_atom
 from s2s_ad.compiler.normalize.growing import COMPREHENSIONS, ListNormalizer, list_names
 from s2s_ad.compiler.parse import finish_parse, lambda_to_def
-from s2s_ad.compiler.syntax.annotations import copy_annos, get_anno, set_anno
-from s2s_ad.compiler.syntax.builders import assigned_names, const, load, loaded_names, store
+from s2s_ad.compiler.syntax.annotations import (
+    callee_of,
+    copy_annos,
+    line_of,
+    mark_in_place,
+    set_callee,
+    set_line,
+)
+from s2s_ad.compiler.syntax.builders import (
+    assert_stmt,
+    assigned_names,
+    assignment,
+    binop,
+    break_stmt,
+    call_node,
+    const,
+    expr_stmt,
+    for_stmt,
+    function_node,
+    if_stmt,
+    load,
+    loaded_names,
+    return_stmt,
+    store,
+    store_item,
+    store_tuple,
+    subscript_of,
+    tuple_of,
+    while_stmt,
+)
 from s2s_ad.compiler.syntax.names import RESERVED, Namer, module_functions
 from s2s_ad.errors import NonDifferentiableError
 
@@ -90,12 +118,12 @@ class _Normalizer(ListNormalizer):
     def emit(self, stmt: gast.stmt, like: gast.AST | None = None) -> gast.stmt:
         if like is not None:
             gast.copy_location(stmt, like)
-        set_anno(stmt, "line", getattr(like, "lineno", None) or self.line)
+        set_line(stmt, getattr(like, "lineno", None) or self.line)
         self.out.append(stmt)
         return stmt
 
     def assign(self, target: str, value: gast.expr, like: gast.AST) -> None:
-        self.emit(gast.Assign(targets=[store(target)], value=value, type_comment=None), like)
+        self.emit(assignment([store(target)], value), like)
 
     def temp(self, value: gast.expr, stem: str, like: gast.AST) -> gast.Name:
         name = self.namer.fresh(stem)
@@ -116,7 +144,7 @@ class _Normalizer(ListNormalizer):
 
     # -- statements ------------------------------------------------------------
     def stmt(self, s: gast.stmt) -> None:
-        line = get_anno(s, "line")
+        line = line_of(s)
         if line is None:
             self.line = getattr(s, "lineno", self.line)
         method = getattr(self, "stmt_" + type(s).__name__, None)
@@ -134,7 +162,7 @@ class _Normalizer(ListNormalizer):
             self.list_method(s.value, s)
         elif isinstance(s.value, gast.Call):
             call, _ = self.call(s.value)
-            self.emit(gast.Expr(value=call), s)
+            self.emit(expr_stmt(call), s)
         else:
             self.atom(s.value)
 
@@ -155,17 +183,16 @@ class _Normalizer(ListNormalizer):
         if isinstance(s.target, gast.Name):
             current: gast.expr = load(s.target.id)
         elif isinstance(s.target, gast.Subscript):
-            current = gast.Subscript(value=s.target.value, slice=s.target.slice,
-                                     ctx=gast.Load())
+            current = subscript_of(s.target.value, s.target.slice)
             gast.copy_location(current, s.target)
         else:
             raise self.error(s.target, "augmented assignment to this target is not "
                              "supported yet")
-        value = gast.BinOp(left=current, op=s.op, right=s.value)
+        value = binop(current, s.op, s.value)
         gast.copy_location(value, s)
         self.assign_to(s.target, value, s)
         if isinstance(s.target, gast.Name):
-            set_anno(self.out[-1], "in_place", True)  # on an array, Python mutates it
+            mark_in_place(self.out[-1])  # on an array, Python mutates it
 
     def assign_to(self, target: gast.expr, value: gast.expr, s: gast.stmt) -> None:
         if isinstance(target, gast.Name) and isinstance(value, (gast.List, *COMPREHENSIONS)):
@@ -190,8 +217,7 @@ class _Normalizer(ListNormalizer):
                                  else self.temp(a, f"{atom_word(a)}_val", s))
             else:
                 whole = self.atom(value)
-                parts = [gast.Subscript(value=whole, slice=const(i), ctx=gast.Load())
-                         for i in range(len(target.elts))]
+                parts = [subscript_of(whole, const(i)) for i in range(len(target.elts))]
             for t, part in zip(target.elts, parts, strict=True):
                 self.assign_to(t, part, s)
             return
@@ -212,19 +238,17 @@ class _Normalizer(ListNormalizer):
                              f"work on a copy: {base.id} = {base.id}.copy()")
         index = self.index(target.slice)
         item = self.atom(value)
-        write = gast.Assign(targets=[gast.Subscript(value=load(base.id), slice=index,
-                                                    ctx=gast.Store())],
-                            value=item, type_comment=None)
+        write = assignment([store_item(load(base.id), index)], item)
         self.emit(write, s)
 
     def stmt_If(self, s: gast.If) -> None:
         test = self.test(s.test, s.body + s.orelse)
-        node = gast.If(test=test, body=self.block(s.body), orelse=self.block(s.orelse))
+        node = if_stmt(test, self.block(s.body), self.block(s.orelse))
         self.emit(node, s)
 
     def stmt_For(self, s: gast.For) -> None:
         it = s.iter
-        if not (isinstance(it, gast.Call) and (get_anno(it, "callee") is range
+        if not (isinstance(it, gast.Call) and (callee_of(it) is range
                                                or self._is_range(it.func))):
             self.indexed_loop(s)
             return
@@ -233,10 +257,9 @@ class _Normalizer(ListNormalizer):
         if it.keywords or not 1 <= len(it.args) <= 3:
             raise self.error(it, "range(...) takes one to three positional arguments")
         args = [self.atom(a) for a in it.args]
-        rng = gast.Call(func=load("range"), args=args, keywords=[])
-        set_anno(rng, "callee", range)
-        node = gast.For(target=store(s.target.id), iter=rng, body=self.block(s.body),
-                        orelse=[], type_comment=None)
+        rng = call_node(load("range"), args)
+        set_callee(rng, range)
+        node = for_stmt(store(s.target.id), rng, self.block(s.body))
         self.emit(node, s)
 
     def indexed_loop(self, s: gast.For) -> None:
@@ -252,9 +275,9 @@ class _Normalizer(ListNormalizer):
                 isinstance(target.elts[0], gast.Name) and \
                 isinstance(pattern.elts[0], gast.Name) and pattern.elts[0].id == index:
             index = target.elts[0].id  # enumerate: the user's own counter is the index
-            target = gast.Tuple(elts=target.elts[1:], ctx=gast.Store())
-            pattern = gast.Tuple(elts=[_rename(e, pattern.elts[0].id, index)
-                                       for e in pattern.elts[1:]], ctx=gast.Load())
+            target = store_tuple(target.elts[1:])
+            pattern = tuple_of([_rename(e, pattern.elts[0].id, index)
+                                for e in pattern.elts[1:]])
             if len(target.elts) == 1:
                 target, pattern = target.elts[0], pattern.elts[0]
         count: gast.expr = _call("len", arrays[0])
@@ -262,10 +285,8 @@ class _Normalizer(ListNormalizer):
             count = _call("min", count, _call("len", a))
         for n in gast.walk(count):
             gast.copy_location(n, s)
-        first = gast.copy_location(gast.Assign(targets=[target], value=pattern,
-                                               type_comment=None), s)
-        loop = gast.For(target=store(index), iter=_call("range", count), body=[first] + s.body,
-                        orelse=[], type_comment=None)
+        first = gast.copy_location(assignment([target], pattern), s)
+        loop = for_stmt(store(index), _call("range", count), [first] + s.body)
         self.stmt_For(gast.copy_location(loop, s))
 
     def loop_pattern(self, it: gast.expr, index: gast.Name, arrays: list) -> gast.expr:
@@ -277,17 +298,15 @@ class _Normalizer(ListNormalizer):
             except KeyError:
                 fn = None
             if fn is zip:
-                return gast.Tuple(elts=[self.loop_pattern(a, index, arrays) for a in it.args],
-                                  ctx=gast.Load())
+                return tuple_of([self.loop_pattern(a, index, arrays) for a in it.args])
             if fn is enumerate and len(it.args) == 1:
-                return gast.Tuple(elts=[index, self.loop_pattern(it.args[0], index, arrays)],
-                                  ctx=gast.Load())
+                return tuple_of([index, self.loop_pattern(it.args[0], index, arrays)])
         array = self.atom(it)
         if not isinstance(array, gast.Name):
             raise self.error(it, "for loops over this value are not supported",
                              "loop over range(...), an array, zip(...) or enumerate(...)")
         arrays.append(array)
-        return gast.Subscript(value=array, slice=index, ctx=gast.Load())
+        return subscript_of(array, index)
 
     def _empty_display(self, it: gast.expr) -> bool:
         """``()``, or a name bound only to ``()`` (an empty list display, frozen)."""
@@ -315,10 +334,10 @@ class _Normalizer(ListNormalizer):
         body = self.block(s.body)
         self.line = saved_line
         recheck = self.block_assign(cond, s.test, s)
-        self.emit(gast.While(test=load(cond), body=body + recheck, orelse=[]), s)
+        self.emit(while_stmt(load(cond), body + recheck), s)
 
     def stmt_Break(self, s: gast.Break) -> None:
-        self.emit(gast.Break(), s)
+        self.emit(break_stmt(), s)
 
     def stmt_Return(self, s: gast.Return) -> None:
         if s.value is None or is_atom(s.value):
@@ -326,13 +345,13 @@ class _Normalizer(ListNormalizer):
         else:
             op, _ = self.operation(s.value)
             value = self.temp(op, "result", s)
-        self.emit(gast.Return(value=value), s)
+        self.emit(return_stmt(value), s)
 
     def stmt_Raise(self, s: gast.Raise) -> None:
         self.emit(s)
 
     def stmt_Assert(self, s: gast.Assert) -> None:
-        self.emit(gast.Assert(test=self.atom(s.test), msg=s.msg), s)
+        self.emit(assert_stmt(self.atom(s.test), s.msg), s)
 
     def stmt_FunctionDef(self, s: gast.FunctionDef) -> None:
         self.lift(s, s.name)
@@ -391,8 +410,8 @@ def _value_uses(body: list[gast.stmt], name: str) -> bool:
 
 def _call(name: str, *args: gast.expr) -> gast.Call:
     """A call of the builtin ``name`` (never a user variable of that name)."""
-    node = gast.Call(func=load(name), args=list(args), keywords=[])
-    set_anno(node, "callee", getattr(builtins, name))
+    node = call_node(load(name), list(args))
+    set_callee(node, getattr(builtins, name))
     return node
 
 
@@ -448,9 +467,7 @@ def normalize(parsed: ParsedFunction) -> NormalFunction:
     norm = _Normalizer(parsed)
     norm.namer.sources.update(renamed)
     fdef = parsed.node
-    work = gast.FunctionDef(name=fdef.name, args=fdef.args, body=list(fdef.body),
-                            decorator_list=[], returns=None, type_comment=None,
-                            type_params=[])
+    work = function_node(fdef.name, fdef.args, list(fdef.body))
     copy_annos(fdef, work)
     work.body = copy.deepcopy(fdef.body)
     return_flag = desugar_control(work, norm.namer)
@@ -459,8 +476,7 @@ def normalize(parsed: ParsedFunction) -> NormalFunction:
     body = norm.block(work.body)
     norm.check_list_uses(body)
     body = copy_in_and_back(body, copies, fdef.lineno)
-    result = gast.FunctionDef(name=fdef.name, args=fdef.args, body=body, decorator_list=[],
-                              returns=None, type_comment=None, type_params=[])
+    result = function_node(fdef.name, fdef.args, body)
     copy_annos(fdef, result)
     return NormalFunction(parsed=parsed, node=result, namer=norm.namer,
                           locals=norm.locals | set(parsed.params), externals=norm.externals,

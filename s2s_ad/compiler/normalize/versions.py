@@ -1,4 +1,5 @@
-"""Renaming a variable apart where it is rebound to a value of another shape.
+"""The versions stage: a variable renamed apart where it is rebound to a value of
+another shape.
 
 Kinds are inferred per name, so ``a = x * 2.0`` followed later by
 ``a = np.ones(3) * x`` would give every use of ``a`` (and of what is computed

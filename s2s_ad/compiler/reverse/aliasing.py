@@ -12,10 +12,9 @@ import numpy as np
 
 from s2s_ad.compiler.primitives import classify
 from s2s_ad.compiler.reverse.context import Context
-from s2s_ad.compiler.syntax.annotations import get_anno
+from s2s_ad.compiler.syntax.annotations import callee_of
 from s2s_ad.kinds import ArrayKind, Kind
-
-_VIEWS = (np.reshape, np.transpose, np.ravel, np.atleast_1d, np.atleast_2d, np.atleast_3d)
+from s2s_ad.rules import returns_view
 
 
 def definitions(stmts: list[gast.stmt]):
@@ -39,9 +38,9 @@ def _view_base(op: gast.expr) -> str | None:
         base = op
     elif isinstance(op, gast.Subscript):
         base = op.value
-    elif isinstance(op, gast.Call) and get_anno(op, "callee") in _VIEWS and op.args:
+    elif isinstance(op, gast.Call) and returns_view(callee_of(op)) and op.args:
         base = op.args[0]
-    elif isinstance(op, gast.Call) and get_anno(op, "callee") is np.einsum and len(op.args) == 2:
+    elif isinstance(op, gast.Call) and callee_of(op) is np.einsum and len(op.args) == 2:
         base = op.args[1]  # NumPy returns a view for "ij->ji", "ii->i"...
     else:
         return None
@@ -84,7 +83,6 @@ def _referenced(op: gast.expr) -> list[str]:
     base = _view_base(op)
     if base is not None:
         return [base]
-    if isinstance(op, gast.Call) and classify(op).what in ("function", "custom", "unknown",
-                                                          "kernel", "hook", "cut"):
+    if isinstance(op, gast.Call) and classify(op).shares_operands:
         return [a.id for a in op.args if isinstance(a, gast.Name)]
     return []

@@ -17,8 +17,24 @@ from s2s_ad.compiler.reverse import saving
 from s2s_ad.compiler.reverse.aliasing import definitions, is_view, sharing
 from s2s_ad.compiler.reverse.context import Context, Where
 from s2s_ad.compiler.reverse.held import refuse_write_into_held
-from s2s_ad.compiler.syntax.annotations import get_anno, set_anno
-from s2s_ad.compiler.syntax.builders import assign, aug_item, call, const, load, substitute
+from s2s_ad.compiler.syntax.annotations import callee_of, set_line
+from s2s_ad.compiler.syntax.builders import (
+    assign,
+    assignment,
+    attribute,
+    aug_item,
+    call,
+    compare,
+    const,
+    expr_stmt,
+    if_stmt,
+    load,
+    slice_of,
+    store_item,
+    subscript_of,
+    substitute,
+    tuple_of,
+)
 from s2s_ad.errors import NonDifferentiableError
 from s2s_ad.kinds import NUMERIC, ArrayKind, Kind, array_index, indexed
 from s2s_ad.rules.registry import Rule
@@ -38,9 +54,8 @@ def guard(cx: Context, target: str, g: gast.expr, body: list[gast.stmt]) -> list
     """Array cotangents: skip the contributions while ``g`` is still empty (zero)."""
     if not body or not isinstance(cx.kinds.get(target), ArrayKind):
         return body
-    test = gast.Compare(left=gast.Attribute(value=g, attr="size", ctx=gast.Load()),
-                        ops=[gast.NotEq()], comparators=[const(0)])
-    return [gast.If(test=test, body=body, orelse=[])]
+    test = compare(attribute(g, "size"), [gast.NotEq()], [const(0)])
+    return [if_stmt(test, body, [])]
 
 
 def index_reads(cx: Context, index: gast.expr, where: Where, fwd: list, pops: list) -> gast.expr:
@@ -49,10 +64,7 @@ def index_reads(cx: Context, index: gast.expr, where: Where, fwd: list, pops: li
     names = sorted({n.id for n in gast.walk(index) if isinstance(n, gast.Name)})
     reads = {}
     for name in names:
-        f, p, e = saving.save(cx, load(name), where)
-        fwd.extend(f)
-        pops[:0] = p
-        reads[name] = e
+        reads[name] = saving.keep(cx, load(name), where, fwd, pops)
     return substitute(index, reads)
 
 
@@ -64,9 +76,7 @@ def read_item(cx: Context, s: gast.Assign, target: str, prim: Primitive, where: 
     rev_body: list[gast.stmt] = []
     head, g = cx.grad_source(target, prim)
     if cx.active(base):
-        f, p, base_value = saving.save(cx, base, where, reference=True)  # for its shape
-        fwd += f
-        pops[:0] = p
+        base_value = saving.keep(cx, base, where, fwd, pops, reference=True)  # for its shape
         index = index_reads(cx, s.value.slice, where, fwd, pops)
         d_x = cx.adj(base.id)
         rev_body = materialized(cx, d_x, base_value, base.id, where) + [
@@ -80,8 +90,8 @@ def _add_into(cx: Context, s: gast.Assign, d_x: str, index: gast.expr,
     """``d_x[index] += g``; through an integer-array index repeated entries add up
     (``rt.scatter_add``), as the gather read each of them."""
     if array_index(s.value.slice, cx.kind) is not None:
-        node = gast.Expr(value=call("rt.scatter_add", load(d_x), index, g))
-        set_anno(node, "line", cx.line)
+        node = expr_stmt(call("rt.scatter_add", load(d_x), index, g))
+        set_line(node, cx.line)
         return node
     if cx.kinds.get(s.targets[0].id) == "unknown":
         raise NonDifferentiableError(
@@ -123,17 +133,12 @@ def write_item(cx: Context, s: gast.Assign, where: Where) -> tuple[list, list]:
     cx.residual(name, cx.kinds.get(name))
     old = cx.namer.fresh(f"{name}_overwritten")
     cx.kinds[old] = item_kind
-    read = gast.Subscript(value=load(name), slice=copy.deepcopy(target.slice),
-                          ctx=gast.Load())
+    read = subscript_of(load(name), copy.deepcopy(target.slice))
     if isinstance(item_kind, ArrayKind):
         read = call("np.copy", read)
     fwd.append(assign(old, read, cx.line))
-    f, p, old_value = saving.save(cx, load(old), where)
-    fwd += f
-    pops[:0] = p
-    restore = gast.Assign(targets=[gast.Subscript(value=load(name), slice=index,
-                                                  ctx=gast.Store())],
-                          value=old_value, type_comment=None)
+    old_value = saving.keep(cx, load(old), where, fwd, pops)
+    restore = assignment([store_item(load(name), index)], old_value)
     rev = [cx.header()] + pops + [restore]
     if cx.activity.active(name):
         rev += item_adjoint(cx, name, index, s.value, where, fwd, item_kind, target.slice)
@@ -157,8 +162,8 @@ def _spelled_out(kind: Kind, index: gast.expr) -> gast.expr:
     if not (isinstance(index, gast.Constant) and index.value is Ellipsis
             and isinstance(kind, ArrayKind) and kind.ndim is not None):
         return index
-    every = [gast.Slice(lower=None, upper=None, step=None) for _ in range(kind.ndim)]
-    return every[0] if kind.ndim == 1 else gast.Tuple(elts=every, ctx=gast.Load())
+    every = [slice_of(None, None, None) for _ in range(kind.ndim)]
+    return every[0] if kind.ndim == 1 else tuple_of(every)
 
 
 def read_by_items_only(cx: Context, name: str) -> bool:
@@ -174,7 +179,7 @@ def read_by_items_only(cx: Context, name: str) -> bool:
                     isinstance(node.ctx, gast.Store)
                     or indexed(cx.kinds[name], node.slice, cx.kind) in NUMERIC):
                 continue  # a write, or the read of one number (never a view)
-            if isinstance(node, gast.Call) and get_anno(node, "callee") is np.shape:
+            if isinstance(node, gast.Call) and callee_of(node) is np.shape:
                 continue
             return False
     return True
@@ -203,19 +208,15 @@ def write_scratch(cx: Context, s: gast.Assign, where: Where) -> tuple[list, list
         part = _written_part(cx, d_x, index, target.slice)
         kind = cx.kind(value)
         if isinstance(kind, ArrayKind):
-            v_f, v_p, v_value = saving.save(cx, value, where, reference=True)
-            fwd += v_f
-            pops[:0] = v_p
+            v_value = saving.keep(cx, value, where, fwd, pops, reference=True)
             part = call("rt.unbroadcast", call("np.copy", part), v_value)
         elif isinstance(kind_of_item(cx, name, target.slice), ArrayKind):
             part = call("np.sum", part)
         body += cx.accumulate(value.id, kind, part)
-    body.append(gast.Assign(targets=[gast.Subscript(value=load(d_x), slice=index,
-                                                    ctx=gast.Store())],
-                            value=const(0.0), type_comment=None))
-    size = gast.Attribute(value=load(d_x), attr="size", ctx=gast.Load())
-    test = gast.Compare(left=size, ops=[gast.NotEq()], comparators=[const(0)])
-    return fwd + [s], [cx.header()] + pops + [gast.If(test=test, body=body, orelse=[])]
+    body.append(assignment([store_item(load(d_x), index)], const(0.0)))
+    size = attribute(load(d_x), "size")
+    test = compare(size, [gast.NotEq()], [const(0)])
+    return fwd + [s], [cx.header()] + pops + [if_stmt(test, body, [])]
 
 
 def materialized(cx: Context, d_x: str, like: gast.expr, name: str, where: Where
@@ -226,10 +227,8 @@ def materialized(cx: Context, d_x: str, like: gast.expr, name: str, where: Where
     if where.loop is not None and name in cx.stable:
         cx.full_cotangents.add(name)
         return []
-    empty = gast.Compare(left=gast.Attribute(value=load(d_x), attr="size", ctx=gast.Load()),
-                         ops=[gast.Eq()], comparators=[const(0)])
-    return [gast.If(test=empty, body=[assign(d_x, call("rt.materialize", load(d_x), like),
-                                             cx.line)], orelse=[])]
+    empty = compare(attribute(load(d_x), "size"), [gast.Eq()], [const(0)])
+    return [if_stmt(empty, [assign(d_x, call("rt.materialize", load(d_x), like), cx.line)], [])]
 
 
 def check_writable(cx: Context, name: str, s: gast.Assign) -> None:
@@ -276,7 +275,7 @@ def _written_part(cx: Context, d_x: str, index: gast.expr, written: gast.expr) -
     index array, ``rt.written_items``: of a repeated position, the last write)."""
     if array_index(written, cx.kind) is not None:
         return call("rt.written_items", load(d_x), index)
-    return gast.Subscript(value=load(d_x), slice=index, ctx=gast.Load())
+    return subscript_of(load(d_x), index)
 
 
 def item_adjoint(cx: Context, name: str, index: gast.expr, value: gast.expr, where: Where,
@@ -293,14 +292,10 @@ def item_adjoint(cx: Context, name: str, index: gast.expr, value: gast.expr, whe
         part = _written_part(cx, d_x, index, written)
         kind = cx.kind(value)
         if isinstance(kind, ArrayKind):
-            v_f, v_p, v_value = saving.save(cx, value, where)
-            fwd += v_f
-            out[:0] = v_p
+            v_value = saving.keep(cx, value, where, fwd, out)
             part = call("rt.unbroadcast", call("np.copy", part), v_value)
         elif isinstance(item_kind, ArrayKind):  # a number written into a slice
             part = call("np.sum", part)
         out += cx.accumulate(value.id, kind, part)
-    zeroing = gast.Assign(targets=[gast.Subscript(value=load(d_x), slice=index,
-                                                  ctx=gast.Store())],
-                          value=const(0.0), type_comment=None)
+    zeroing = assignment([store_item(load(d_x), index)], const(0.0))
     return out + [zeroing]

@@ -29,15 +29,19 @@ from s2s_ad.compiler.ir import GlobalRead
 from s2s_ad.compiler.normalize import NormalFunction
 from s2s_ad.compiler.reverse import calls, control
 from s2s_ad.compiler.reverse.context import CalleeLink, Context, Linker, Where
-from s2s_ad.compiler.syntax.annotations import get_anno
+from s2s_ad.compiler.syntax.annotations import line_of
 from s2s_ad.compiler.syntax.builders import (
     assign,
+    assignment,
     call,
     comment,
     const,
     function_def,
     load,
+    return_stmt,
     store,
+    store_item,
+    store_tuple,
     tuple_of,
     zero,
 )
@@ -83,7 +87,7 @@ def run(cx: Context) -> Generated:
     *body, ret = fdef.body
     result = ret.value
     fwd_body, rev_body = control.block(cx, body, Where())
-    cx.line = get_anno(ret, "line", cx.line)
+    cx.line = line_of(ret, cx.line)
     primal_body = [_primal(cx, s) for s in body] + [ret]
     seed_name = cx.namer.fresh("d_value")
     result_kind = cx.kind(result)
@@ -102,20 +106,18 @@ def run(cx: Context) -> Generated:
     value_name = cx.namer.fresh("value")
     params = norm.params + list(cx.hidden)  # the globals read, after the parameters
     forward = function_def(f"{name}_forward", params, cx.fwd_init + fwd_body + [
-        gast.Return(value=tuple_of([result, residual_tuple]))])
+        return_stmt(tuple_of([result, residual_tuple]))])
     residuals_arg = cx.namer.fresh("residuals")
-    unpack = [gast.Assign(targets=[gast.Tuple(elts=[store(r) for r in cx.residuals],
-                                              ctx=gast.Store())],
-                          value=load(residuals_arg), type_comment=None)] \
+    unpack = [assignment([store_tuple([store(r) for r in cx.residuals])], load(residuals_arg))] \
         if cx.residuals else []
     reverse_part = cx.cursors + inits + seed + rev_body
     snapshot, put_back = keep_written(cx)
     pullback = function_def(f"{name}_pullback", [residuals_arg, seed_name],
                             unpack + snapshot + reverse_part + put_back +
-                            [gast.Return(value=grads)])
+                            [return_stmt(grads)])
     fused = function_def(f"{name}_value_and_grad", params, cx.fwd_init + fwd_body + [
         assign(value_name, result), assign(seed_name, const(1.0))] + reverse_part + [
-        gast.Return(value=tuple_of([load(value_name), grads]))])
+        return_stmt(tuple_of([load(value_name), grads]))])
     primal = function_def(name, params, primal_body)
     return Generated(primal=primal, forward=forward, pullback=pullback, fused=fused,
                      links=list(cx.links.values()), externals=cx.externals,
@@ -132,9 +134,7 @@ def keep_written(cx: Context) -> tuple[list[gast.stmt], list[gast.stmt]]:
         final = cx.namer.fresh(f"{name}_final")
         snapshot.append(assign(final, call("np.copy", load(name))))
         everything = const(Ellipsis)  # a[...]: every item, for a 0-d array too
-        put_back.append(gast.Assign(targets=[gast.Subscript(value=load(name), slice=everything,
-                                                            ctx=gast.Store())],
-                                    value=load(final), type_comment=None))
+        put_back.append(assignment([store_item(load(name), everything)], load(final)))
     return snapshot, put_back
 
 

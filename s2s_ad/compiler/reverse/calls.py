@@ -16,17 +16,30 @@ import gast
 
 from s2s_ad import runtime
 from s2s_ad.compiler.custom import split_of
-from s2s_ad.compiler.primitives import Primitive, classify, is_library
+from s2s_ad.compiler.primitives import (
+    CustomCall,
+    FunctionCall,
+    KernelCall,
+    Primitive,
+    RuleOp,
+    classify,
+    is_library,
+)
 from s2s_ad.compiler.reverse import saving
 from s2s_ad.compiler.reverse.context import CalleeLink, Context, Where
 from s2s_ad.compiler.reverse.kernel_calls import given_contributions, primal_kernel_call
-from s2s_ad.compiler.syntax.annotations import copy_annos, get_anno, set_anno
+from s2s_ad.compiler.syntax.annotations import callee_of, copy_annos, set_line
 from s2s_ad.compiler.syntax.builders import (
     assign,
+    assignment,
+    attribute,
     call,
+    call_node,
+    expr_stmt,
     load,
     loaded_names,
     store,
+    store_tuple,
     subscript_of,
     substitute,
 )
@@ -61,11 +74,10 @@ def primal_stmt(cx: Context, s: gast.stmt) -> gast.stmt:
         return new
     if not isinstance(value, gast.Call):
         return s
-    if get_anno(value, "callee") is runtime.appended:  # Numba types List() by its appends
+    if callee_of(value) is runtime.appended:  # Numba types List() by its appends
         items, item = value.args
         item = _as_item(cx, cx.kinds.get(items.id), item)
-        node = gast.Expr(value=gast.Call(func=gast.Attribute(
-            value=load(items.id), attr="append", ctx=gast.Load()), args=[item], keywords=[]))
+        node = expr_stmt(call_node(attribute(load(items.id), "append"), [item]))
         return copy_annos(s, node)
     new = copy.copy(s)
     new.value = primal_value(cx, value, s)
@@ -103,30 +115,27 @@ def _int_power_of_float_kind(cx: Context, s: gast.stmt) -> bool:
 def primal_value(cx: Context, value: gast.Call, s: gast.stmt) -> gast.expr:
     prim = classify(value)
     args = list(value.args)
-    if prim.what in ("hook", "cut"):
+    if prim.identity:
         return prim.operands[0]
-    if prim.what == "kernel":
+    if isinstance(prim, KernelCall):
         return primal_kernel_call(cx, value)
-    if prim.what == "rule":
+    if isinstance(prim, RuleOp):
         template = specialized(cx, prim, value).forward_template()
         if template is not None:
             return substitute(template, dict(zip(prim.rule.params, prim.operands,
                                                   strict=False)))
-        return gast.Call(func=gast.parse(prim.rule.emit, mode="eval").body, args=args,
-                         keywords=value.keywords)
-    if prim.what == "function" or (prim.what == "custom" and isinstance(
+        return call_node(gast.parse(prim.rule.emit, mode="eval").body, args, value.keywords)
+    if isinstance(prim, FunctionCall) or (isinstance(prim, CustomCall) and isinstance(
             prim.callee, types.FunctionType)):
         link = link_callee(cx, prim, primal_only=True, call=s)
-        return gast.Call(func=load(link.primal), args=args + passed_globals(cx, link),
-                         keywords=[])
-    split = _linkable_split(cx, prim) if prim.what == "custom" else None
+        return call_node(load(link.primal), args + passed_globals(cx, link))
+    split = _linkable_split(cx, prim) if isinstance(prim, CustomCall) else None
     if split is not None:  # a differentiable_function: the value its derivative returns
         link = link_callee(cx, prim, split[0], primal_only=True)
-        pair = gast.Call(func=load(link.primal), args=args + passed_globals(cx, link),
-                         keywords=[])
+        pair = call_node(load(link.primal), args + passed_globals(cx, link))
         return subscript_of(pair, 0)
     name = cx.external(prim.callee)
-    return gast.Call(func=load(name), args=args, keywords=value.keywords)
+    return call_node(load(name), args, value.keywords)
 
 
 def bind_globals(cx: Context, node: gast.AST) -> None:
@@ -169,18 +178,14 @@ def call_function(cx: Context, s: gast.Assign, target: str, prim: Primitive, whe
     link = link_callee(cx, prim, call=s)
     res = cx.namer.fresh(f"{link.primal}_residuals")
     cx.kinds[res] = "unknown"
-    call = gast.Call(func=load(link.forward),
-                     args=list(prim.operands) + passed_globals(cx, link), keywords=[])
-    fwd_call = gast.Assign(targets=[gast.Tuple(elts=[store(target), store(res)],
-                                               ctx=gast.Store())],
-                           value=call, type_comment=None)
-    set_anno(fwd_call, "line", cx.line)
+    call = call_node(load(link.forward), list(prim.operands) + passed_globals(cx, link))
+    fwd_call = assignment([store_tuple([store(target), store(res)])], call)
+    set_line(fwd_call, cx.line)
     f, p, res_expr = saving.save_residuals(cx, res, link, where)
     head, g = cx.grad_source(target, prim)
     grads = cx.namer.fresh(f"{link.primal}_grads")
     rev = [cx.header()] + p + head + [
-        assign(grads, gast.Call(func=load(link.pullback), args=[res_expr, g], keywords=[]),
-                cx.line)]
+        assign(grads, call_node(load(link.pullback), [res_expr, g]), cx.line)]
     for out_index, pos in enumerate(link.wrt_positions):
         atom = prim.operands[pos]
         if cx.active(atom):
@@ -194,8 +199,7 @@ def call_recomputed(cx: Context, s: gast.Assign, target: str, prim: Primitive,
     """A call of a ``recompute_in_pullback`` function: the forward sweep runs its primal
     and keeps only its arguments; the pullback runs its forward again, then its pullback."""
     link = link_callee(cx, prim, call=s)
-    primal = gast.Call(func=load(link.primal), args=list(prim.operands) + passed_globals(cx, link),
-                       keywords=[])
+    primal = call_node(load(link.primal), list(prim.operands) + passed_globals(cx, link))
     fwd_call = assign(target, primal, cx.line)
     fwd, rev_restore, saved = [], [], []
     for atom in prim.operands:
@@ -206,15 +210,13 @@ def call_recomputed(cx: Context, s: gast.Assign, target: str, prim: Primitive,
     res = cx.namer.fresh(f"{link.primal}_residuals")
     again = cx.namer.fresh(f"{link.primal}_again")
     cx.kinds[res] = "unknown"
-    rerun = gast.Assign(targets=[gast.Tuple(elts=[store(again), store(res)], ctx=gast.Store())],
-                        value=gast.Call(func=load(link.forward),
-                                        args=saved + passed_globals(cx, link, in_pullback=True),
-                                        keywords=[]), type_comment=None)
-    set_anno(rerun, "line", cx.line)
+    rerun = assignment([store_tuple([store(again), store(res)])], call_node(
+        load(link.forward), saved + passed_globals(cx, link, in_pullback=True)))
+    set_line(rerun, cx.line)
     head, g = cx.grad_source(target, prim)
     grads = cx.namer.fresh(f"{link.primal}_grads")
     rev = [cx.header()] + rev_restore + head + [rerun, assign(
-        grads, gast.Call(func=load(link.pullback), args=[load(res), g], keywords=[]), cx.line)]
+        grads, call_node(load(link.pullback), [load(res), g]), cx.line)]
     for out_index, pos in enumerate(link.wrt_positions):
         atom = prim.operands[pos]
         if cx.active(atom):
@@ -250,11 +252,9 @@ def call_custom(cx: Context, s: gast.Assign, target: str, prim: Primitive, where
     else:
         func = load(cx.external(custom.derivative))
         extra = []
-    call = gast.Call(func=func, args=list(prim.operands) + extra, keywords=[])
-    fwd_call = gast.Assign(targets=[gast.Tuple(elts=[store(target), store(res)],
-                                               ctx=gast.Store())],
-                           value=call, type_comment=None)
-    set_anno(fwd_call, "line", cx.line)
+    call = call_node(func, list(prim.operands) + extra)
+    fwd_call = assignment([store_tuple([store(target), store(res)])], call)
+    set_line(fwd_call, cx.line)
     if split is not None:
         res_kind = fwd_link.transform.result_kind
         if isinstance(res_kind, tuple):
@@ -270,19 +270,17 @@ def call_custom(cx: Context, s: gast.Assign, target: str, prim: Primitive, where
     head, g = cx.grad_source(target, prim)
     grads = cx.namer.fresh(f"{target}_cotangents")
     rev = [cx.header()] + p + head + [
-        assign(grads, gast.Call(func=pullback_fn, args=args + [g] + after, keywords=[]),
-                cx.line)]
+        assign(grads, call_node(pullback_fn, args + [g] + after), cx.line)]
     inputs = [prim.operands[pos] for pos in custom.positions(len(prim.operands))]
     kept_fwd: list[gast.stmt] = []
+    kept_pops: list[gast.stmt] = []
 
     def kept(atom: gast.expr, reference: bool = False) -> gast.expr:
-        fk, pk, e = saving.save(cx, atom, where, reference)
-        kept_fwd.extend(fk)
-        rev[1:1] = pk  # after the header
-        return e
+        return saving.keep(cx, atom, where, kept_fwd, kept_pops, reference)
 
     label = repr(getattr(prim.callee, "__name__", "the function"))
     rev += given_contributions(cx, grads, inputs, label, kept)
+    rev[1:1] = kept_pops  # after the header
     return [fwd_call] + f + kept_fwd, rev + cx.reset(target, prim)
 
 

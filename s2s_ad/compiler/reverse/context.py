@@ -20,7 +20,7 @@ from s2s_ad.compiler.activity import Activity
 from s2s_ad.compiler.ir import GlobalRead
 from s2s_ad.compiler.normalize import NormalFunction
 from s2s_ad.compiler.primitives import Primitive
-from s2s_ad.compiler.syntax.annotations import get_anno, set_anno
+from s2s_ad.compiler.syntax.annotations import callee_of, set_line
 from s2s_ad.compiler.syntax.builders import (
     add,
     assign,
@@ -220,7 +220,7 @@ class Context:
     def header(self) -> gast.Expr:
         """The ``# adjoint of line N`` comment opening an adjoint block."""
         node = comment(f"adjoint of line {self.line}")
-        set_anno(node, "line", self.line)
+        set_line(node, self.line)
         return node
 
 
@@ -259,7 +259,7 @@ def scratch_arrays(norm: NormalFunction, stable: set[str]) -> set[str]:
             bindings.setdefault(node.targets[0].id, []).append(node.value)
     return {name for name in written - stable - set(norm.params)
             if name in bindings and all(isinstance(v, gast.Call) and
-                                        get_anno(v, "callee") in ALLOCATORS
+                                        callee_of(v) in ALLOCATORS
                                         for v in bindings[name])}
 
 

@@ -15,13 +15,18 @@ import gast
 
 from s2s_ad.compiler.reverse import calls, recompute, saving, statements
 from s2s_ad.compiler.reverse.context import Context, Loop, Prealloc, Where
-from s2s_ad.compiler.syntax.annotations import get_anno, set_anno
+from s2s_ad.compiler.syntax.annotations import line_of, set_line
 from s2s_ad.compiler.syntax.builders import (
     assign,
     aug,
+    binop,
     call,
+    compare,
     const,
+    for_stmt,
+    if_stmt,
     load,
+    pass_stmt,
     store,
     stored_names,
 )
@@ -30,7 +35,7 @@ from s2s_ad.compiler.syntax.builders import (
 def _product(names: list[str]) -> gast.expr:
     expr: gast.expr = load(names[0])
     for name in names[1:]:
-        expr = gast.BinOp(left=expr, op=gast.Mult(), right=load(name))
+        expr = binop(expr, gast.Mult(), load(name))
     return expr
 
 
@@ -38,7 +43,7 @@ def block(cx: Context, stmts: list[gast.stmt], where: Where) -> tuple[list, list
     fwd: list[gast.stmt] = []
     rev: list[gast.stmt] = []
     for s in stmts:
-        cx.line = get_anno(s, "line", cx.line)
+        cx.line = line_of(s, cx.line)
         stored = stored_names(s)
         before = [cx.versions.get(n, 0) for n in stored]
         f, r = statement(cx, s, where)
@@ -67,18 +72,18 @@ def statement(cx: Context, s: gast.stmt, where: Where) -> tuple[list, list]:
 def if_(cx: Context, s: gast.If, where: Where) -> tuple[list, list]:
     body_f, body_r = block(cx, s.body, Where(loop=where.loop, conditional=True))
     else_f, else_r = block(cx, s.orelse, Where(loop=where.loop, conditional=True))
-    node = gast.If(test=s.test, body=body_f or [gast.Pass()], orelse=else_f)
-    set_anno(node, "line", get_anno(s, "line"))
+    node = if_stmt(s.test, body_f or [pass_stmt()], else_f)
+    set_line(node, line_of(s))
     if not body_r and not else_r:
         return [node], []
-    cx.line = get_anno(s, "line", cx.line)
+    cx.line = line_of(s, cx.line)
     f, p, cond = saving.save(cx, s.test, where)
-    rev_if = gast.If(test=cond, body=body_r or [gast.Pass()], orelse=else_r)
+    rev_if = if_stmt(cond, body_r or [pass_stmt()], else_r)
     return [node] + f, p + [rev_if]
 
 
 def loop(cx: Context, s: gast.For | gast.While, where: Where) -> tuple[list, list]:
-    line = get_anno(s, "line", cx.line)
+    line = line_of(s, cx.line)
     info = Loop(counter=cx.namer.fresh("n_iter"), parent=where.loop, line=line)
     recompute.plan(cx, s, info)
     plan = preallocation(cx, s, where, info)
@@ -103,7 +108,7 @@ def loop(cx: Context, s: gast.For | gast.While, where: Where) -> tuple[list, lis
         if plan is None and isinstance(s, gast.For) and recompute.range_loop(s):
             trip = cx.namer.fresh("trip_count")
             pre.append(assign(trip, call("len", copy.deepcopy(s.iter)), line))
-            entry_room = gast.BinOp(left=load(info.position), op=gast.Add(), right=load(trip))
+            entry_room = binop(load(info.position), gast.Add(), load(trip))
         capacity = _product(plan.trips) if plan is not None else None
         for tape, dtype in info.tapes:
             if plan is not None:
@@ -121,7 +126,7 @@ def loop(cx: Context, s: gast.For | gast.While, where: Where) -> tuple[list, lis
     cx.kinds[info.counter] = "int"
     node = copy.copy(s)
     node.body = head + body_f
-    set_anno(node, "line", line)
+    set_line(node, line)
     pre.append(assign(info.counter, const(0), line))
     if where.top:
         cx.stable.add(info.counter)
@@ -129,31 +134,26 @@ def loop(cx: Context, s: gast.For | gast.While, where: Where) -> tuple[list, lis
     tail = [aug(info.position, gast.Sub(), const(1), line)] if info.tapes else []
     bounds: dict[str, gast.expr] = {}
     if recompute.needs_index(info):  # the k-th iteration's loop variable is recomputed
-        popped = 0
+        bound_pops: list[gast.stmt] = []
         for key, atom in zip(("start", "step"), recompute.range_bounds(s), strict=True):
-            b_f, b_p, bounds[key] = saving.save(cx, atom, where)
-            pre += b_f
-            p = p[:len(p) - popped] + b_p + p[len(p) - popped:]  # popped in reverse order
-            popped += len(b_p)
+            bounds[key] = saving.keep(cx, atom, where, pre, bound_pops)
+        p = p + bound_pops
         step = cx.namer.fresh("k")
-        backwards = call("range", gast.BinOp(left=count, op=gast.Sub(), right=const(1)),
-                         const(-1), const(-1))
+        backwards = call("range", binop(count, gast.Sub(), const(1)), const(-1), const(-1))
     else:
         step = "_" if "_" not in cx.norm.locals else cx.namer.fresh("unused")
         backwards = call("range", count)
     head_r = recompute.reverse_head(cx, info, step, bounds)
-    rev_loop = gast.For(target=store(step), iter=backwards, body=head_r + body_r + tail,
-                        orelse=[], type_comment=None)
-    set_anno(rev_loop, "line", line)
+    rev_loop = for_stmt(store(step), backwards, head_r + body_r + tail)
+    set_line(rev_loop, line)
     return pre + [node] + f, p + [rev_loop]
 
 
 def _grown(tape: str, last: gast.expr, line: int | None) -> gast.If:
     """``tape`` grown if index ``last`` is past its end."""
-    full = gast.Compare(left=last, ops=[gast.GtE()],
-                        comparators=[gast.parse(f"{tape}.shape[0]", mode="eval").body])
-    return gast.If(test=full, body=[assign(tape, call("rt.grow", load(tape), copy.deepcopy(last)),
-                                           line)], orelse=[])
+    full = compare(last, [gast.GtE()], [gast.parse(f"{tape}.shape[0]", mode="eval").body])
+    return if_stmt(full, [assign(tape, call("rt.grow", load(tape), copy.deepcopy(last)), line)],
+                   [])
 
 
 def preallocation(cx: Context, s: gast.For | gast.While, where: Where,
@@ -171,6 +171,6 @@ def preallocation(cx: Context, s: gast.For | gast.While, where: Where,
                             for a in s.iter.args):
         return None
     info.trip = cx.namer.fresh("trip_count")
-    outer.before.append(assign(info.trip, call("len", s.iter), get_anno(s, "line")))
+    outer.before.append(assign(info.trip, call("len", s.iter), line_of(s)))
     return Prealloc(assigned=outer.assigned, trips=outer.trips + [info.trip],
                      before=outer.before)

@@ -18,7 +18,7 @@ import gast
 from s2s_ad import runtime
 from s2s_ad.compiler.reverse.aliasing import is_view, sharing
 from s2s_ad.compiler.reverse.context import Context
-from s2s_ad.compiler.syntax.annotations import get_anno
+from s2s_ad.compiler.syntax.annotations import callee_of, is_in_place
 from s2s_ad.errors import NonDifferentiableError
 from s2s_ad.kinds import ArrayKind, ListKind
 
@@ -70,10 +70,10 @@ def _assign(cx: Context, s: gast.Assign, held: Held, found: dict) -> None:
     if not isinstance(target, gast.Name):
         return
     name = target.id
-    if get_anno(s, "in_place") and name in held:  # y *= 3.0 mutates what the list holds
+    if is_in_place(s) and name in held:  # y *= 3.0 mutates what the list holds
         found[id(s)] = held[name]
         return
-    if isinstance(value, gast.Call) and get_anno(value, "callee") is runtime.appended:
+    if isinstance(value, gast.Call) and callee_of(value) is runtime.appended:
         item = value.args[1]
         if isinstance(item, gast.Name) and _holds_array(cx.kinds.get(item.id)):
             held.update(dict.fromkeys([item.id, *sharing(cx, item.id)], name))

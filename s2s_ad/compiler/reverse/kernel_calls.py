@@ -26,7 +26,16 @@ from s2s_ad.compiler.kernel_ops import kernel_name
 from s2s_ad.compiler.primitives import Primitive
 from s2s_ad.compiler.reverse import arrays, saving
 from s2s_ad.compiler.reverse.context import Context, Where
-from s2s_ad.compiler.syntax.builders import assign, call, const, load, subscript_of, tuple_of
+from s2s_ad.compiler.syntax.builders import (
+    assign,
+    call,
+    call_node,
+    const,
+    keyword,
+    load,
+    subscript_of,
+    tuple_of,
+)
 from s2s_ad.errors import NonDifferentiableError
 from s2s_ad.kernels.gradients import Gradient, gradient_of
 from s2s_ad.kernels.registry import backends_of, kernel_op
@@ -61,7 +70,7 @@ def _bind(cx: Context, obj: Any, base: str) -> str:
 def _kernel_call(cx: Context, call: gast.Call, name: str) -> gast.Call:
     op = kernel_op(name)
     func = _bind(cx, op, f"{name}_kernel_{op.fingerprint()}")
-    return gast.Call(func=load(func), args=list(call.args[1:]), keywords=list(call.keywords))
+    return call_node(load(func), list(call.args[1:]), list(call.keywords))
 
 
 def primal_kernel_call(cx: Context, call: gast.Call) -> gast.Call:
@@ -122,23 +131,19 @@ def call_kernel(cx: Context, s: gast.Assign, target: str, prim: Primitive, where
     pops: list[gast.stmt] = []
 
     def kept(atom: gast.expr, reference: bool = False) -> gast.expr:
-        f, p, e = saving.save(cx, atom, where, reference)
-        fwd.extend(f)
-        pops[:0] = p
-        return e
+        return saving.keep(cx, atom, where, fwd, pops, reference)
 
     saved = [kept(inputs[i]) for i in positions]
-    attrs = [gast.keyword(arg=k.arg, value=kept(k.value)) for k in call.keywords]
+    attrs = [keyword(k.arg, kept(k.value)) for k in call.keywords]
     forward = assign(target, _kernel_call(cx, call, name), cx.line)
     after: list[gast.stmt] = []
     if grad.outputs_to_save:
         saving.rebound(cx, [target])
-        f, p, e = saving.save(cx, load(target), where)
-        after, pops[:0], saved = f, p, saved + [e]
+        saved = saved + [saving.keep(cx, load(target), where, after, pops)]
     head, g = cx.grad_source(target, prim)
     grads = cx.namer.fresh(f"{target}_cotangents")
     grad_fn = _bind(cx, grad.grad_fn, f"{name}_gradient_{grad.fingerprint()}")
-    grad_call = gast.Call(func=load(grad_fn), args=[g, tuple_of(saved)], keywords=attrs)
+    grad_call = call_node(load(grad_fn), [g, tuple_of(saved)], attrs)
     contributions = [assign(grads, grad_call, cx.line)] + given_contributions(
         cx, grads, inputs, f"kernel {name!r}", kept)
     # an array cotangent no use reached is still empty: the gradient must not read it

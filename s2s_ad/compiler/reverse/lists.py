@@ -16,8 +16,8 @@ import gast
 from s2s_ad.compiler.primitives import Primitive
 from s2s_ad.compiler.reverse import arrays, calls, saving
 from s2s_ad.compiler.reverse.context import Context, Where
-from s2s_ad.compiler.syntax.annotations import set_anno
-from s2s_ad.compiler.syntax.builders import assign, call, load, zero
+from s2s_ad.compiler.syntax.annotations import set_line
+from s2s_ad.compiler.syntax.builders import assign, call, expr_stmt, load, zero
 from s2s_ad.errors import NonDifferentiableError
 from s2s_ad.kinds import NUMERIC, ArrayKind, ListKind, carries_derivative
 
@@ -45,8 +45,8 @@ def append_item(cx: Context, s: gast.Assign, target: str, prim: Primitive, where
     if cx.active(value) and carries_derivative(cx.kind(value)):
         back = cx.accumulate(value.id, cx.kind(value), popped)
     else:  # nothing to pass on, but the item's cotangent must go
-        back = [gast.Expr(value=popped)]
-        set_anno(back[0], "line", cx.line)
+        back = [expr_stmt(popped)]
+        set_line(back[0], cx.line)
     return fwd, [cx.header()] + pops + back
 
 

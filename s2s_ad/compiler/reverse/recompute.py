@@ -33,12 +33,11 @@ import gast
 from s2s_ad.compiler.primitives import classify
 from s2s_ad.compiler.reverse.aliasing import sharing
 from s2s_ad.compiler.reverse.context import Context, Loop
-from s2s_ad.compiler.syntax.annotations import get_anno, set_anno
-from s2s_ad.compiler.syntax.builders import assign, comment, const, load, substitute
+from s2s_ad.compiler.syntax.annotations import callee_of, is_in_place, line_of, set_line
+from s2s_ad.compiler.syntax.builders import assign, binop, comment, const, load, module, substitute
 from s2s_ad.kinds import NUMERIC, ArrayKind
 
 CHEAP_CALLS = (abs, min, max, float, math.fabs, math.floor, math.ceil, math.sqrt)
-_MUTATING = ("function", "custom", "hook", "unknown", "cut")
 
 
 def unwritten_arrays(cx: Context) -> set[str]:
@@ -52,10 +51,10 @@ def unwritten_arrays(cx: Context) -> set[str]:
         if isinstance(node, gast.Subscript) and isinstance(node.ctx, gast.Store) \
                 and isinstance(node.value, gast.Name):
             touched.add(node.value.id)
-        elif isinstance(node, gast.Assign) and get_anno(node, "in_place") \
+        elif isinstance(node, gast.Assign) and is_in_place(node) \
                 and isinstance(node.targets[0], gast.Name):
             touched.add(node.targets[0].id)
-        elif isinstance(node, gast.Call) and classify(node).what in _MUTATING:
+        elif isinstance(node, gast.Call) and classify(node).may_write:
             calls_python = True
             touched.update(a.id for a in gast.walk(node) if isinstance(a, gast.Name))
     found = set()
@@ -73,7 +72,7 @@ def unwritten_arrays(cx: Context) -> set[str]:
 def plan(cx: Context, s: gast.For | gast.While, info: Loop) -> None:
     """Fill ``info.recompute`` with the loop's recomputable values (not emitted yet:
     only those the pullback asks for, through :func:`lookup`, are)."""
-    counts = Counter(n.id for n in gast.walk(gast.Module(body=s.body, type_ignores=[]))
+    counts = Counter(n.id for n in gast.walk(module(s.body))
                      if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store))
     if isinstance(s, gast.For) and range_loop(s) and counts[s.target.id] == 0:
         info.recompute[s.target.id] = None  # the loop variable, never rebound in the body
@@ -112,11 +111,11 @@ def reverse_head(cx: Context, info: Loop, k: str, bounds: dict[str, gast.expr]
             out.append(assign(new, _affine(bounds["start"], k, bounds["step"]), info.line))
             continue
         mapping = {n: load(_need(cx, n, owner)) for n, owner in _operands(stmt.value, info)}
-        line = get_anno(stmt, "line")
+        line = line_of(stmt)
         out.append(assign(new, substitute(stmt.value, mapping), line))
     if out:
         note = comment("values of this iteration, recomputed (not taped)")
-        set_anno(note, "line", info.line)
+        set_line(note, info.line)
         out.insert(0, note)
     return out
 
@@ -138,9 +137,9 @@ def _affine(start: gast.expr, k: str, step: gast.expr) -> gast.expr:
     """``start + k * step``, without the ``0 +`` and ``* 1``."""
     value: gast.expr = load(k)
     if not (isinstance(step, gast.Constant) and step.value == 1):
-        value = gast.BinOp(left=value, op=gast.Mult(), right=step)
+        value = binop(value, gast.Mult(), step)
     if not (isinstance(start, gast.Constant) and start.value == 0):
-        value = gast.BinOp(left=start, op=gast.Add(), right=value)
+        value = binop(start, gast.Add(), value)
     return value
 
 
@@ -198,7 +197,7 @@ def _cheap(cx: Context, value: gast.expr, loop: Loop) -> bool:
             return False
         names = [n.id for n in index]
     elif isinstance(value, gast.Call):
-        if get_anno(value, "callee") not in CHEAP_CALLS or value.keywords:
+        if callee_of(value) not in CHEAP_CALLS or value.keywords:
             return False
     elif not isinstance(value, gast.BinOp | gast.UnaryOp | gast.Compare | gast.Name):
         return False
@@ -223,5 +222,5 @@ def range_loop(s: gast.For) -> bool:
     """``for name in range(atoms)``."""
     it = s.iter
     return isinstance(s.target, gast.Name) and isinstance(it, gast.Call) \
-        and get_anno(it, "callee") is range and not it.keywords \
+        and callee_of(it) is range and not it.keywords \
         and all(isinstance(a, gast.Name | gast.Constant) for a in it.args)

@@ -13,8 +13,19 @@ import gast
 
 from s2s_ad.compiler.reverse import recompute
 from s2s_ad.compiler.reverse.context import CalleeLink, Context, Loop, Where
-from s2s_ad.compiler.syntax.annotations import set_anno
-from s2s_ad.compiler.syntax.builders import assign, aug, call, const, load, subscript_of, tuple_of
+from s2s_ad.compiler.syntax.annotations import set_line
+from s2s_ad.compiler.syntax.builders import (
+    assign,
+    assignment,
+    aug,
+    call,
+    const,
+    expr_stmt,
+    load,
+    store_item,
+    subscript_of,
+    tuple_of,
+)
 from s2s_ad.kinds import NUMERIC, Kind
 
 _DTYPES = {"int": "np.int64", "bool": "np.bool_"}
@@ -58,6 +69,20 @@ def save(cx: Context, atom: gast.expr, where: Where, reference: bool = False
     return out
 
 
+def keep(cx: Context, atom: gast.expr, where: Where, fwd: list[gast.stmt],
+         pops: list[gast.stmt], reference: bool = False) -> gast.expr:
+    """Save ``atom`` for the pullback (see :func:`save`) as one of several saves of a
+    statement, and return the expression the pullback reads it by.
+
+    Its forward statements go at the end of ``fwd`` (saves run in order), its pullback
+    statements at the front of ``pops``: the pullback runs the forward sweep backwards,
+    so the value saved last is read back first."""
+    f, p, e = save(cx, atom, where, reference)
+    fwd.extend(f)
+    pops[:0] = p
+    return e
+
+
 def rebound(cx: Context, names: list[str]) -> None:
     """``names`` were just bound again: later reads save their new values."""
     for name in names:
@@ -81,10 +106,8 @@ def _push_array(cx: Context, name: str, kind: Kind, loop: Loop):
     loop.tapes.append((tape, dtype))
     cx.residual(tape)
     slot = subscript_of(load(tape), load(loop.position))
-    write = gast.Assign(targets=[gast.Subscript(value=load(tape), slice=load(loop.position),
-                                                ctx=gast.Store())],
-                        value=load(name), type_comment=None)
-    set_anno(write, "line", cx.line)
+    write = assignment([store_item(load(tape), load(loop.position))], load(name))
+    set_line(write, cx.line)
     return [write], [], slot
 
 
@@ -98,8 +121,8 @@ def _push_list(cx: Context, name: str):
     cx.fwd_init.append(assign(tape, call("List")))
     cx.cursors.append(assign(cursor, call("len", load(tape))))
     read = cx.namer.fresh(f"{name}_read")
-    push = gast.Expr(value=call(f"{tape}.append", load(name)))
-    set_anno(push, "line", cx.line)
+    push = expr_stmt(call(f"{tape}.append", load(name)))
+    set_line(push, cx.line)
     pop = [aug(cursor, gast.Sub(), const(1), cx.line),
            assign(read, subscript_of(load(tape), load(cursor)), cx.line)]
     return [push], pop, load(read)
@@ -120,8 +143,5 @@ def save_residuals(cx: Context, res: str, link: CalleeLink, where: Where):
         part = cx.namer.fresh(f"{res}_{i}")
         cx.kinds[part] = kind
         fwd.append(assign(part, subscript_of(load(res), i), cx.line))
-        f, p, e = save(cx, load(part), where)
-        fwd += f
-        pops[:0] = p
-        reads.append(e)
+        reads.append(keep(cx, load(part), where, fwd, pops))
     return fwd, pops, tuple_of(reads)

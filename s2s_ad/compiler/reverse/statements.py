@@ -11,10 +11,22 @@ import gast
 
 from s2s_ad import runtime
 from s2s_ad.compiler.infer_kinds import static_slice
-from s2s_ad.compiler.primitives import Primitive, classify
+from s2s_ad.compiler.primitives import (
+    Copy,
+    CustomCall,
+    FunctionCall,
+    HookCall,
+    Index,
+    KernelCall,
+    Primitive,
+    RuleOp,
+    TupleDisplay,
+    UnknownCall,
+    classify,
+)
 from s2s_ad.compiler.reverse import arrays, calls, kernel_calls, lists, saving
 from s2s_ad.compiler.reverse.context import Context, Where
-from s2s_ad.compiler.syntax.annotations import get_anno
+from s2s_ad.compiler.syntax.annotations import is_in_place
 from s2s_ad.compiler.syntax.builders import (
     add,
     assign,
@@ -34,34 +46,33 @@ def assign_stmt(cx: Context, s: gast.Assign, where: Where) -> tuple[list, list]:
     if isinstance(s.targets[0], gast.Subscript):
         return arrays.write_item(cx, s, where)
     target = s.targets[0].id
-    if get_anno(s, "in_place") and isinstance(cx.kinds.get(target), ArrayKind):
+    if is_in_place(s) and isinstance(cx.kinds.get(target), ArrayKind):
         arrays.check_in_place(cx, target, s)
     prim = classify(s.value)
     if not cx.activity.active(target):
         return [calls.primal_stmt(cx, s)], []
-    if prim.what == "function":
+    if isinstance(prim, FunctionCall):
         return calls.call_function(cx, s, target, prim, where)
-    if prim.what == "custom":
+    if isinstance(prim, CustomCall):
         return calls.call_custom(cx, s, target, prim, where)
-    if prim.what == "hook":
+    if isinstance(prim, HookCall):
         return calls.call_hook(cx, s, target, prim, where)
-    if prim.what == "kernel":
+    if isinstance(prim, KernelCall):
         return kernel_calls.call_kernel(cx, s, target, prim, where)
-    if prim.what == "unknown":
+    if isinstance(prim, UnknownCall):
         raise calls.unknown_call(cx, s, prim)
     return apply_rule(cx, s, target, prim, where)
 
 
 def apply_rule(cx: Context, s: gast.Assign, target: str, prim: Primitive, where: Where):
-    if prim.what == "index" and isinstance(cx.kind(prim.operands[0]), ArrayKind):
+    if isinstance(prim, Index) and isinstance(cx.kind(prim.operands[0]), ArrayKind):
         return arrays.read_item(cx, s, target, prim, where)
-    if prim.what == "index" and isinstance(cx.kind(prim.operands[0]), ListKind):
+    if isinstance(prim, Index) and isinstance(cx.kind(prim.operands[0]), ListKind):
         return lists.read_item(cx, s, target, prim, where)
-    if prim.what == "rule" and prim.callee in LIST_ADJOINTS:
+    if isinstance(prim, RuleOp) and prim.callee in LIST_ADJOINTS:
         return LIST_ADJOINTS[prim.callee](cx, s, target, prim, where)
-    if prim.what == "rule":
-        prim = Primitive("rule", prim.operands, calls.specialized(cx, prim, s.value),
-                         prim.callee)
+    if isinstance(prim, RuleOp):
+        prim = RuleOp(prim.operands, calls.specialized(cx, prim, s.value), prim.callee)
     before: list[gast.stmt] = []
     after: list[gast.stmt] = []
     pops: list[gast.stmt] = []
@@ -79,10 +90,8 @@ def apply_rule(cx: Context, s: gast.Assign, target: str, prim: Primitive, where:
         if key not in saved:
             if tname == "z":  # the value after this statement, not a read before it
                 saving.rebound(cx, [target])
-            f, p, e = saving.save(cx, atom, where)
-            (after if tname == "z" else before).extend(f)
-            pops[:0] = p
-            saved[key] = e
+            saved[key] = saving.keep(cx, atom, where, after if tname == "z" else before,
+                                     pops)
         return saved[key]
 
     for pos, atom in prim.differentiable_operands():
@@ -92,20 +101,20 @@ def apply_rule(cx: Context, s: gast.Assign, target: str, prim: Primitive, where:
             start = 0 if pos == 0 else len(cx.kind(prim.operands[0]))
             items = [subscript_of(g, start + i) for i in range(len(cx.kind(atom)))]
             contributions += cx.accumulate(atom.id, cx.kind(atom), tuple_of(items))
-        elif prim.what == "rule":
+        elif isinstance(prim, RuleOp):
             rule, param = prim.rule, prim.rule.params[pos]
             names = {n: value_of(n) for n in sorted(rule.needs(param))}
             names["g"] = g
             value = substitute(rule.template(param), names)
             value = arrays.broadcast_back(cx, rule, target, atom, param, value, value_of)
             contributions += cx.accumulate(atom.id, cx.kind(atom), value)
-        elif prim.what == "copy":
+        elif isinstance(prim, Copy):
             contributions += cx.accumulate(atom.id, cx.kind(atom), g)
-        elif prim.what == "tuple":
+        elif isinstance(prim, TupleDisplay):
             contributions += cx.accumulate(atom.id, cx.kind(atom), subscript_of(g, pos))
-        elif prim.what == "index" and cx.kind(atom) in NUMERIC:  # a[()] of a 0-d array
+        elif isinstance(prim, Index) and cx.kind(atom) in NUMERIC:  # a[()] of a 0-d array
             contributions += cx.accumulate(atom.id, cx.kind(atom), g)
-        elif prim.what == "index":
+        elif isinstance(prim, Index):
             contributions += tuple_item_adjoint(cx, s, atom, g, where, before, pops)
     fwd = before + [calls.primal_stmt(cx, s)] + after
     contributions = arrays.guard(cx, target, g, contributions)
@@ -115,7 +124,7 @@ def apply_rule(cx: Context, s: gast.Assign, target: str, prim: Primitive, where:
 
 def _concatenation(cx: Context, prim: Primitive) -> bool:
     """``t + s`` of two tuples."""
-    return prim.what == "rule" and prim.rule.emit == "+" and all(
+    return isinstance(prim, RuleOp) and prim.rule.emit == "+" and all(
         isinstance(cx.kind(a), tuple) for a in prim.operands)
 
 

@@ -9,7 +9,7 @@ import copy
 
 import gast
 
-from s2s_ad.compiler.syntax.annotations import set_anno
+from s2s_ad.compiler.syntax.annotations import set_comment, set_line
 from s2s_ad.errors import NonDifferentiableError
 from s2s_ad.kinds import ArrayKind, Kind, ListKind
 
@@ -28,13 +28,13 @@ def const(value) -> gast.Constant:
 
 def assign(target: str, value: gast.expr, line: int | None = None) -> gast.Assign:
     node = gast.Assign(targets=[store(target)], value=value, type_comment=None)
-    set_anno(node, "line", line)
+    set_line(node, line)
     return node
 
 
 def aug(target: str, op: gast.operator, value: gast.expr, line: int | None) -> gast.AugAssign:
     node = gast.AugAssign(target=store(target), op=op, value=value)
-    set_anno(node, "line", line)
+    set_line(node, line)
     return node
 
 
@@ -42,7 +42,7 @@ def aug_item(name: str, index: gast.expr, value: gast.expr, line: int | None) ->
     node = gast.AugAssign(target=gast.Subscript(value=load(name), slice=index,
                                                 ctx=gast.Store()),
                           op=gast.Add(), value=value)
-    set_anno(node, "line", line)
+    set_line(node, line)
     return node
 
 
@@ -61,8 +61,107 @@ def tuple_of(elts: list[gast.expr]) -> gast.Tuple:
 
 def comment(text: str) -> gast.Expr:
     node = gast.Expr(value=gast.Constant(value=text, kind=None))
-    set_anno(node, "comment", text)
+    set_comment(node, text)
     return node
+
+
+def call_node(func: gast.expr, args: list[gast.expr],
+              keywords: list[gast.keyword] | None = None) -> gast.Call:
+    """``func(*args, **keywords)`` of an expression ``func`` (``call`` takes its text)."""
+    return gast.Call(func=func, args=args, keywords=[] if keywords is None else keywords)
+
+
+def keyword(name: str | None, value: gast.expr) -> gast.keyword:
+    """``name=value`` in a call (``**value`` for no ``name``)."""
+    return gast.keyword(arg=name, value=value)
+
+
+def attribute(value: gast.expr, attr: str) -> gast.Attribute:
+    """``value.attr``, read."""
+    return gast.Attribute(value=value, attr=attr, ctx=gast.Load())
+
+
+def store_item(value: gast.expr, index: gast.expr) -> gast.Subscript:
+    """``value[index]`` as an assignment target."""
+    return gast.Subscript(value=value, slice=index, ctx=gast.Store())
+
+
+def store_tuple(elts: list[gast.expr]) -> gast.Tuple:
+    """``a, b`` as an assignment target."""
+    return gast.Tuple(elts=elts, ctx=gast.Store())
+
+
+def slice_of(lower: gast.expr | None, upper: gast.expr | None,
+             step: gast.expr | None) -> gast.Slice:
+    """``lower:upper:step``."""
+    return gast.Slice(lower=lower, upper=upper, step=step)
+
+
+def binop(left: gast.expr, op: gast.operator, right: gast.expr) -> gast.BinOp:
+    return gast.BinOp(left=left, op=op, right=right)
+
+
+def unary(op: gast.unaryop, operand: gast.expr) -> gast.UnaryOp:
+    return gast.UnaryOp(op=op, operand=operand)
+
+
+def bool_op(op: gast.boolop, values: list[gast.expr]) -> gast.BoolOp:
+    return gast.BoolOp(op=op, values=values)
+
+
+def compare(left: gast.expr, ops: list[gast.cmpop], comparators: list[gast.expr]
+            ) -> gast.Compare:
+    return gast.Compare(left=left, ops=ops, comparators=comparators)
+
+
+def assignment(targets: list[gast.expr], value: gast.expr) -> gast.Assign:
+    """``targets = value`` with no annotations (``assign`` names its target and line)."""
+    return gast.Assign(targets=targets, value=value, type_comment=None)
+
+
+def expr_stmt(value: gast.expr) -> gast.Expr:
+    """The expression ``value`` as a statement."""
+    return gast.Expr(value=value)
+
+
+def return_stmt(value: gast.expr | None) -> gast.Return:
+    return gast.Return(value=value)
+
+
+def if_stmt(test: gast.expr, body: list[gast.stmt], orelse: list[gast.stmt]) -> gast.If:
+    return gast.If(test=test, body=body, orelse=orelse)
+
+
+def for_stmt(target: gast.expr, iter: gast.expr, body: list[gast.stmt]) -> gast.For:
+    """``for target in iter: body`` (without ``else``)."""
+    return gast.For(target=target, iter=iter, body=body, orelse=[], type_comment=None)
+
+
+def while_stmt(test: gast.expr, body: list[gast.stmt]) -> gast.While:
+    """``while test: body`` (without ``else``)."""
+    return gast.While(test=test, body=body, orelse=[])
+
+
+def assert_stmt(test: gast.expr, msg: gast.expr | None) -> gast.Assert:
+    return gast.Assert(test=test, msg=msg)
+
+
+def pass_stmt() -> gast.Pass:
+    return gast.Pass()
+
+
+def break_stmt() -> gast.Break:
+    return gast.Break()
+
+
+def module(body: list[gast.stmt]) -> gast.Module:
+    return gast.Module(body=body, type_ignores=[])
+
+
+def function_node(name: str, args: gast.arguments, body: list[gast.stmt]) -> gast.FunctionDef:
+    """``def name(args): body`` of given ``arguments`` (no decorators or annotations)."""
+    return gast.FunctionDef(name=name, args=args, body=body, decorator_list=[], returns=None,
+                            type_comment=None, type_params=[])
 
 
 def zero(kind: Kind) -> gast.expr:
