@@ -211,15 +211,11 @@ def rel_error(g: tuple[float, ...], ref: tuple[float, ...]) -> float:
 
 
 def finite_differences(fn: Callable, params: tuple[float, ...], n: int) -> tuple[float, ...]:
-    out = []
-    for j, p in enumerate(params):
-        h = 1e-6 * max(1.0, abs(p))
-        up = list(params)
-        down = list(params)
-        up[j] += h
-        down[j] -= h
-        out.append((fn(*up, n) - fn(*down, n)) / (2 * h))
-    return tuple(out)
+    """Central differences of ``fn(*params, n)`` in each parameter (s2s_ad.testing's)."""
+    from s2s_ad.testing import partial_derivatives
+
+    return tuple(partial_derivatives(lambda *ps: fn(*ps, n), params, j)[0]
+                 for j in range(len(params)))
 
 
 def loud(message: str) -> None:
@@ -343,6 +339,9 @@ def array_fd_error(fn: Callable, p, call_args: tuple, ref: tuple, per_array: int
     """Central differences at ``per_array`` random entries of each differentiated
     array, against s2s_ad's gradient: max |fd - g| / max |g| over all of them."""
     import numpy as np
+
+    from s2s_ad.testing import central_difference, moving_entry, relative_step
+
     rng = np.random.default_rng(7)
     params = list(p.fn.__code__.co_varnames[:len(call_args)])
     scale = max(float(np.max(np.abs(flat(ref)))), 1e-300)
@@ -354,14 +353,8 @@ def array_fd_error(fn: Callable, p, call_args: tuple, ref: tuple, per_array: int
         g = np.asarray(g)
         for _ in range(per_array if base.ndim else 1):
             entry = tuple(int(rng.integers(0, s)) for s in base.shape)
-            h = 1e-6 * max(1.0, abs(float(base[entry])))
-            values = []
-            for sign in (1.0, -1.0):
-                moved = base.copy()
-                moved[entry] += sign * h
-                moved = moved if base.ndim else float(moved)
-                values.append(fn(*call_args[:position], moved, *call_args[position + 1:]))
-            fd = (values[0] - values[1]) / (2 * h)
+            along = moving_entry(fn, call_args, position, entry)
+            fd = central_difference(along, relative_step(base[entry]))[0]
             worst = max(worst, abs(fd - float(g[entry])) / scale)
     return worst
 

@@ -23,6 +23,7 @@ import pytest
 from diagnostics_corpus import CORPUS, Entry, Expect
 
 import s2s_ad as ad
+from s2s_ad.testing import central_difference, relative_step
 
 PARAM = re.compile(r"parameter '(\w+)'")
 LOCATION = re.compile(r"^(.*):(\d+):(\d+): ")
@@ -134,13 +135,13 @@ def finite_differences(e: Entry, position: int) -> list[float]:
     for k, x in enumerate(leaves(e.args[position])):
         if not isinstance(x, float):
             continue
-        h = STEP * max(1.0, abs(x))
-        shifted = []
-        for sign in (1.0, -1.0):
+
+        def along(t: float, k: int = k, x: float = x) -> float:
             args = list(e.args)
-            args[position], _ = replace_leaf(e.args[position], k, x + sign * h)
-            shifted.append(float(e.fn(*args)))
-        out.append((shifted[0] - shifted[1]) / (2 * h))
+            args[position], _ = replace_leaf(e.args[position], k, x + t)
+            return float(e.fn(*args))
+
+        out.append(central_difference(along, relative_step(x, STEP))[0])
     return out
 
 

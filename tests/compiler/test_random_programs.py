@@ -39,6 +39,8 @@ import pytest
 from hypothesis import HealthCheck, assume, given, note, settings
 from hypothesis import strategies as st
 
+from s2s_ad.testing import extrapolated_difference, moving_entry, relative_step
+
 # ---------------------------------------------------------------------------
 # Program representation
 #
@@ -501,17 +503,6 @@ def instrumented(program: Program):
     return run
 
 
-def central_difference(fn, args: tuple, index: int, h: float) -> float:
-    """Fourth-order central difference of ``fn`` in argument ``index`` with step ``h``.
-
-    (f(x-2h) - 8 f(x-h) + 8 f(x+h) - f(x+2h)) / 12h: truncation error
-    h**4 |f^(5)| / 30, rounding error about 1.5 eps |f| / h.
-    """
-    x = args[index]
-    at = lambda p: fn(*args[:index], p, *args[index + 1 :])  # noqa: E731
-    return (at(x - 2 * h) - 8.0 * at(x - h) + 8.0 * at(x + h) - at(x + 2 * h)) / (12.0 * h)
-
-
 def finite_difference_gradient(
     fn, args: tuple, wrt: range, rel_step: float = 1e-4
 ) -> list[tuple[float, float]]:
@@ -519,18 +510,17 @@ def finite_difference_gradient(
 
     Fourth-order central differences at steps h = rel_step * max(1, |x|) and
     h/2, combined by Richardson extrapolation; the gap between the two is the
-    error estimate. With h = 1e-4 the rounding error is ~1e-12 |f|, a hundred
-    times below a second-order stencil at its best step, and the estimate flags
-    the rare high-frequency program whose truncation error is not negligible.
+    error estimate (``s2s_ad.testing.extrapolated_difference``). With h = 1e-4 the
+    rounding error is ~1e-12 |f|, a hundred times below a second-order stencil at
+    its best step, and the estimate flags the rare high-frequency program whose
+    truncation error is not negligible.
     """
     result = []
     for index in wrt:
         x = args[index]
-        h = rel_step * max(1.0, abs(x))
+        h = relative_step(x, rel_step)
         h = (x + h) - x  # a step that is exactly representable around x
-        coarse = central_difference(fn, args, index, h)
-        fine = central_difference(fn, args, index, h / 2)
-        result.append((fine + (fine - coarse) / 15.0, abs(fine - coarse)))
+        result.append(extrapolated_difference(moving_entry(fn, args, index), h))
     return result
 
 

@@ -103,19 +103,19 @@ def _moved(values: tuple, where: tuple[int, int | None], step: float) -> tuple:
 def fd_gradient(scalar_fn, values: tuple, alias: dict[int, int]) -> list:
     """Central finite differences of ``scalar_fn(*fresh(values, alias))``, one entry per
     independent differentiated argument (shaped like it)."""
+    from s2s_ad.testing import central_difference, five_point_difference
+
     flat = []
     for where in _inputs(values, alias):
         i, k = where
         x = values[i] if k is None else np.asarray(values[i]).reshape(-1)[k]
         scale = max(1.0, abs(float(x)))
 
-        def at(m: float, where=where, scale=scale) -> float:
-            return float(scalar_fn(*fresh(_moved(values, where, m * scale), alias)))
+        def along(t: float, where=where) -> float:
+            return float(scalar_fn(*fresh(_moved(values, where, t), alias)))
 
-        h = 1e-5
-        fourth = (at(-2 * h) - 8.0 * at(-h) + 8.0 * at(h) - at(2 * h)) / (12.0 * h * scale)
-        h2 = 1e-6
-        second = (at(h2) - at(-h2)) / (2.0 * h2 * scale)
+        fourth = five_point_difference(along, 1e-5 * scale)[0]
+        second = central_difference(along, 1e-6 * scale)[0]
         if not abs(fourth - second) <= 0.1 * (1e-6 + RTOL * abs(fourth)):
             raise Unreliable(f"finite differences disagree: {fourth} vs {second}")
         flat.append(fourth)

@@ -240,7 +240,7 @@ def _relabel(outcome: Outcome, suffix: str, what: str = "") -> Outcome:
 
 def check_at(ad, df, fn, module, args_text: str, value, jit: bool, seed: int) -> Outcome:
     """Checks (a)-(e) at the arguments ``args_text`` (the plain ``value`` given)."""
-    from s2s_ad.testing import _random_like, check_grads
+    from s2s_ad.testing import check_grads, random_like
 
     def args() -> tuple:
         return eval(args_text, vars(module))
@@ -261,7 +261,7 @@ def check_at(ad, df, fn, module, args_text: str, value, jit: bool, seed: int) ->
     if bad:
         return failed(bad)
     cotangent = 1.0 if isinstance(value, float | np.floating) else \
-        _random_like(value, np.random.default_rng(seed))
+        random_like(value, np.random.default_rng(seed))
     pair, bad = _run(ad, "pullback", lambda: _pullbacks(ad, df, fn, args, cotangent))
     if bad:
         return failed(bad)

@@ -12,9 +12,11 @@ import zlib
 import numpy as np
 import pytest
 from array_catalogue import CATALOGUE, Case
-from array_gradcheck import (
+
+import s2s_ad as ad
+from s2s_ad.testing import (
     as_tuple,
-    assert_arrays_close,
+    assert_close,
     assert_dot_product_identity,
     assert_gradient_like_arguments,
     assert_vjp_matches_fd,
@@ -23,8 +25,6 @@ from array_gradcheck import (
     in_float64,
     random_cotangent,
 )
-
-import s2s_ad as ad
 
 
 def _modes(case: Case):
@@ -94,7 +94,7 @@ def check_vjp_matches_finite_differences(case: Case, jit, u):
 
 def check_dot_product_identity(case: Case, jit, output):
     value, pb = ad.value_with_pullback(differentiable(case, jit), *case.args)
-    assert_arrays_close(value, output, rtol=agreement_rtol(case), what="value_with_pullback value")
+    assert_close(value, output, rtol=agreement_rtol(case), what="value_with_pullback value")
     assert_dot_product_identity(
         case.fn, case.args, pb, output, seed_of(case), rtol=case.rtol, atol=case.atol
     )
@@ -105,7 +105,7 @@ def check_pullback_is_linear_and_rerunnable(case: Case, jit, u):
     _, pb = ad.value_with_pullback(differentiable(case, jit), *case.args)
     first = pb(u)
     assert_gradient_like_arguments(case.args, first)
-    assert_arrays_close(
+    assert_close(
         ad.pullback(differentiable(case, jit), *case.args)(u), first, what="ad.pullback"
     )
     once = as_tuple(first, count)
@@ -119,7 +119,7 @@ def check_pullback_is_linear_and_rerunnable(case: Case, jit, u):
 
 def check_calling_runs_the_original(case: Case, jit, output):
     value = differentiable(case, jit)(*case.args)
-    assert_arrays_close(value, output, rtol=agreement_rtol(case), what="calling the function")
+    assert_close(value, output, rtol=agreement_rtol(case), what="calling the function")
 
 
 def check_explain(case: Case, jit):
@@ -135,12 +135,12 @@ def check_numba_agrees_with_python(case: Case, u, output):
     rtol = agreement_rtol(case)
     value_py, pb_py = ad.value_with_pullback(differentiable(case, False), *case.args)
     value_nb, pb_nb = ad.value_with_pullback(differentiable(case, True), *case.args)
-    assert_arrays_close(value_nb, value_py, rtol=rtol, what="value")
-    assert_arrays_close(pb_nb(u), pb_py(u), rtol=rtol, what="pullback")
+    assert_close(value_nb, value_py, rtol=rtol, what="value")
+    assert_close(pb_nb(u), pb_py(u), rtol=rtol, what="pullback")
     if np.ndim(output) == 0:
         grad_py = ad.gradient(differentiable(case, False))(*case.args)
         grad_nb = ad.gradient(differentiable(case, True))(*case.args)
-        assert_arrays_close(grad_nb, grad_py, rtol=rtol, what="gradient")
+        assert_close(grad_nb, grad_py, rtol=rtol, what="gradient")
 
 
 def run_checks(checks) -> None:
@@ -222,7 +222,7 @@ def test_float16_and_longdouble_arrays_keep_their_dtype(name, dtype, rtol):
         _, pb = ad.value_with_pullback(differentiable(case, jit), *args)
         cotangents = pb(u)
         assert_gradient_like_arguments(args, cotangents)
-        assert_arrays_close(
+        assert_close(
             as_tuple(cotangents, count), reference, rtol=rtol, what=f"{dtype.__name__} pullback"
         )
 
@@ -252,7 +252,7 @@ def test_one_function_many_shapes_layouts_and_dtypes(jit):
         # d/dx sum(x^3 - x) = 3 x^2 - 1
         expected = 3.0 * x.astype(np.float64) ** 2 - 1.0
         rtol = 1e-6 if x.dtype == np.float32 else 1e-15
-        assert_arrays_close(gradient, expected, rtol=rtol, what=f"shape {x.shape} {x.dtype}")
+        assert_close(gradient, expected, rtol=rtol, what=f"shape {x.shape} {x.dtype}")
 
 
 # --- arguments --------------------------------------------------------------------------------
@@ -292,7 +292,7 @@ def test_wrt_selects_array_parameters(jit):
     _, pb_x = ad.value_with_pullback(ad.differentiable(case.fn, wrt=("x",), jit=jit), *case.args)
     grad_x = pb_x(u)
     assert isinstance(grad_x, np.ndarray), "one wrt parameter gives a bare gradient"
-    assert_arrays_close(grad_x, pb_full(u)[1], rtol=1e-15, what="wrt subset")
+    assert_close(grad_x, pb_full(u)[1], rtol=1e-15, what="wrt subset")
 
 
 def add_mismatched(x, y):
@@ -424,7 +424,7 @@ def test_writes_into_argument_arrays_are_refused_or_correct(fn, args, jit):
         return
     assert_vjp_matches_fd(fn, args, 1.0, gradient)
     value, pb = ad.value_with_pullback(df, *fresh_copies(args))
-    assert_arrays_close(value, fn(*fresh_copies(args)), what="value")
+    assert_close(value, fn(*fresh_copies(args)), what="value")
     assert_vjp_matches_fd(fn, args, 1.0, pb(1.0))
 
 

@@ -39,6 +39,7 @@ import s2s_ad as ad
 from s2s_ad import runtime
 from s2s_ad.compiler.jit import cache_dir
 from s2s_ad.rules import all_rules, array_methods, lookup
+from s2s_ad.testing import partial_derivatives
 
 FD_RTOL = 1e-5
 FD_ATOL = 1e-7
@@ -321,24 +322,6 @@ def _gradients(df, args: list, count: int) -> tuple[object, tuple]:
     return value, (grads,) if count == 1 else grads
 
 
-def _finite_difference(fn, args: list, position: int, step: float = 1e-6) -> np.ndarray:
-    """Central differences of the original fn w.r.t. argument ``position``, per element."""
-    x = args[position]
-    base = np.array(x, dtype=np.float64)
-    grad = np.zeros_like(base)
-    for idx in np.ndindex(base.shape):
-        h = step * max(1.0, abs(float(base[idx])))
-        hi, lo = base.copy(), base.copy()
-        hi[idx] += h
-        lo[idx] -= h
-        if isinstance(x, float):
-            hi, lo = float(hi), float(lo)
-        f_hi = fn(*args[:position], hi, *args[position + 1:])
-        f_lo = fn(*args[:position], lo, *args[position + 1:])
-        grad[idx] = (f_hi - f_lo) / (2 * h)
-    return grad
-
-
 def _case_id(item) -> str:
     return item[1].name
 
@@ -360,7 +343,7 @@ def _check_against_fd(built: Built, fn, tmp_path) -> None:
         position = built.params.index(name)
         arg = built.values[position]
         assert np.shape(grad) == np.shape(arg), f"{name}: gradient shape {np.shape(grad)}"
-        fd = _finite_difference(fn, built.values, position, built.case.step)
+        fd = partial_derivatives(fn, built.values, position, relative=built.case.step)[0]
         np.testing.assert_allclose(
             grad, fd, rtol=FD_RTOL, atol=FD_ATOL,
             err_msg=f"{built.case.name}: d/d{name} of {built.case.expr} at "
@@ -397,7 +380,7 @@ def test_non_differentiable_rule(key, case, tmp_path, capsys):
         assert np.shape(grad) == np.shape(arg), f"{name}: gradient shape {np.shape(grad)}"
         assert np.all(np.asarray(grad) == 0.0), f"{case.name}: d/d{name} = {grad!r}, not 0"
         # the rule says constant: NumPy's function must really be (a rule audit)
-        fd = _finite_difference(fn, built.values, position, built.case.step)
+        fd = partial_derivatives(fn, built.values, position, relative=built.case.step)[0]
         np.testing.assert_allclose(fd, 0.0, atol=FD_ATOL,
                                    err_msg=f"{case.name}: d/d{name} is not 0 in NumPy")
 

@@ -1,17 +1,5 @@
-"""Checking gradients against references that do not use the compiler.
-
-:func:`check_grads` compares what s2s_ad computes with central finite
-differences of the original function, checks the dot-product identity
-``<u, J v> = <J^T u, v>``, and checks that the compiled and the Python paths
-agree.  The project's own tests use it; so can yours:
-
->>> import math
->>> import s2s_ad as ad
->>> from s2s_ad.testing import check_grads
->>> def f(x, y):
-...     return math.sin(x) * y + x ** 2
->>> check_grads(f, 1.0, 2.0, paths=("python",))
-"""
+"""``check_grads``: a function's derivative against the references of
+:mod:`.differences`, argument by argument and leaf by leaf, on every path."""
 
 from __future__ import annotations
 
@@ -22,13 +10,13 @@ from typing import Any
 
 import numpy as np
 
-from .api import DifferentiableFunction, differentiable, value_with_pullback
-from .kinds import StructKind, kind_of_value
-from .structures import leaves, rebuild
+from ..api import DifferentiableFunction, differentiable, value_with_pullback
+from ..kinds import StructKind, kind_of_value
+from ..structures import leaves, rebuild
+from .assertions import relatively_close
+from .differences import central_difference, relative_step
 
 _PATHS = {"python": False, "numba": True}
-_ROUNDOFF_ULPS = 16.0
-_EPS = float(np.finfo(np.float64).eps)
 
 
 def check_grads(f: Callable, *args: Any, wrt: Iterable[str] | None = None,
@@ -54,7 +42,7 @@ def check_grads(f: Callable, *args: Any, wrt: Iterable[str] | None = None,
         rng = np.random.default_rng(seed)  # the same u and v on every path
         df = differentiable(original, wrt=wrt, jit=_PATHS[path])
         value, pullback = value_with_pullback(df, *copy.deepcopy(args))
-        u = _random_like(value, rng)
+        u = random_like(value, rng)
         grads = pullback(u)
         positions = df.wrt_positions(args)
         grads = (grads,) if len(positions) == 1 else tuple(grads)
@@ -100,21 +88,26 @@ def _with_leaves(like: Any, values: list) -> Any:
     return rebuild(kind, build(kind, leaves(like)))
 
 
-def _random_like(value: Any, rng: np.random.Generator) -> Any:
+def random_like(value: Any, rng: np.random.Generator) -> Any:
+    """A random cotangent shaped like ``value`` (structures leaf by leaf, fields
+    not differentiated kept), each entry of magnitude in [0.5, 1.5): the ``u`` of
+    :func:`check_grads`.
+
+    >>> random_like((1.0, np.zeros(2)), np.random.default_rng(0))[1].shape
+    (2,)
+    """
     if isinstance(value, np.ndarray):
         return rng.uniform(0.5, 1.5, value.shape) * rng.choice([-1.0, 1.0], value.shape)
     if isinstance(value, tuple | dict) or kind_of_value(value) != "unknown" and \
             isinstance(kind_of_value(value), tuple):
-        return _with_leaves(value, [_random_like(v, rng) if live else v
+        return _with_leaves(value, [random_like(v, rng) if live else v
                                     for v, live in _leaves_of(value)])
     return float(rng.uniform(0.5, 1.5) * rng.choice([-1.0, 1.0]))
 
 
 def _inner(a: Any, b: Any) -> float:
-    if isinstance(a, np.ndarray) or not isinstance(kind_of_value(a), tuple):
-        return math.fsum(np.ravel(np.asarray(a, dtype=np.float64) * np.asarray(b, np.float64)))
-    return math.fsum(_inner(x, y) for (x, live), (y, _) in
-                     zip(_leaves_of(a), _leaves_of(b), strict=True) if live)
+    """<a, b> of two leaves (floats or arrays of one shape)."""
+    return math.fsum(np.ravel(np.asarray(a, dtype=np.float64) * np.asarray(b, np.float64)))
 
 
 def _moved(args: Sequence, steps: dict[tuple[int, int], Any], h: float) -> list:
@@ -130,30 +123,20 @@ def _moved(args: Sequence, steps: dict[tuple[int, int], Any], h: float) -> list:
     return out
 
 
-def _difference(plus: Any, minus: Any, h: float) -> tuple[Any, Any]:
-    """(plus - minus) / 2h and max(|plus|, |minus|), leaf by leaf for structures."""
-    if isinstance(plus, np.ndarray) or not isinstance(kind_of_value(plus), tuple):
-        p, m = np.asarray(plus, np.float64), np.asarray(minus, np.float64)
-        return (p - m) / (2.0 * h), np.maximum(np.abs(p), np.abs(m))
-    pairs = [_difference(a, b, h) for (a, _), (b, _) in
-             zip(_leaves_of(plus), _leaves_of(minus), strict=True)]
-    return (_with_leaves(plus, [d for d, _ in pairs]),
-            _with_leaves(plus, [s for _, s in pairs]))
-
-
 def _directional(f: Callable, args: Sequence, steps: dict, u: Any,
                  h: float) -> tuple[float, float]:
     """<u, (f(x + h v) - f(x - h v)) / 2h> and a bound on its rounding error."""
-    slope, size = _difference(f(*_moved(args, steps, h)), f(*_moved(args, steps, -h)), h)
-    estimate = _inner(u, slope)
-    scale = _inner(_abs(u), size)
-    return estimate, _ROUNDOFF_ULPS * _EPS * scale / (2.0 * h)
+    return central_difference(lambda t: _flat(f(*_moved(args, steps, t)), u), h, _flat(u, u))
 
 
-def _abs(value: Any) -> Any:
-    if isinstance(value, np.ndarray) or not isinstance(kind_of_value(value), tuple):
-        return np.abs(value)
-    return _with_leaves(value, [np.abs(v) for v, _ in _leaves_of(value)])
+def _flat(value: Any, like: Any) -> np.ndarray:
+    """The leaves of ``value`` differentiated in ``like`` (of the same kind) as one
+    float64 vector."""
+    if isinstance(like, np.ndarray) or not isinstance(kind_of_value(like), tuple):
+        return np.ravel(np.asarray(value, np.float64))
+    parts = [np.ravel(np.asarray(v, np.float64)) for (v, _), (_, live) in
+             zip(_leaves_of(value), _leaves_of(like), strict=True) if live]
+    return np.concatenate(parts + [np.zeros(0)])
 
 
 def _leaf(args: Sequence, slot: tuple[int, int]) -> Any:
@@ -161,8 +144,7 @@ def _leaf(args: Sequence, slot: tuple[int, int]) -> Any:
 
 
 def _step(args: Sequence, slots: Iterable[tuple[int, int]]) -> float:
-    size = max([1.0] + [float(np.max(np.abs(_leaf(args, s)), initial=0.0)) for s in slots])
-    return 1e-6 * size
+    return max([relative_step(_leaf(args, s)) for s in slots], default=1e-6)
 
 
 def _check_entries(f, args, slot, grad, u, rng, rtol, atol, max_entries, path) -> None:
@@ -203,6 +185,5 @@ def _check_paths_agree(results: dict, path_rtol: float) -> None:
                                        for i, (x, y) in enumerate(zip(g1, g2, strict=True))]
         for what, a, b in pairs:
             for (x, _), (y, _) in zip(_leaves_of(a), _leaves_of(b), strict=True):
-                x, y = np.asarray(x, np.float64), np.asarray(y, np.float64)
-                close = np.abs(x - y) <= path_rtol * np.maximum(np.abs(x), np.abs(y)) + 1e-300
-                assert np.all(close), f"{what}: {first} path gives {a!r}, {other} path {b!r}"
+                assert relatively_close(x, y, path_rtol, per_entry=True), (
+                    f"{what}: {first} path gives {a!r}, {other} path {b!r}")
