@@ -14,10 +14,19 @@ than a direct loop nest, which cannot keep its accumulators in registers.
 
 from __future__ import annotations
 
+import warnings
+
 import numba
 import numpy as np
+from numba.core.errors import NumbaWarning
 
 from s2s_ad.kernels.geometry import window_geometry_compiled as geometry
+
+# Built with NUMBA_OPT=0, a compiled function that calls another cannot be cached ("dynamic
+# globals"): Numba compiles it in each process all the same. Not the user's concern, and
+# only for the functions of this module.
+warnings.filterwarnings("ignore", "Cannot cache compiled function", NumbaWarning,
+                        module=r".*s2s_ad.kernels.numba_kernels")
 
 
 @numba.njit(cache=True)
