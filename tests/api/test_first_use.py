@@ -32,6 +32,7 @@ def _run(code: str, cache: Path, hash_seed: str = "0") -> str:
     program.write_text(textwrap.dedent(code))
     env = dict(os.environ, S2S_AD_CACHE_DIR=str(cache), PYTHONHASHSEED=hash_seed,
                PYTHONPATH=os.pathsep.join([str(ROOT), str(TESTS), str(TESTS / "compiler")]))
+    env.pop("NUMBA_CACHE_DIR", None)  # Numba's index files beside the generated modules
     done = subprocess.run([sys.executable, str(program)], env=env, cwd=TESTS,
                           capture_output=True, text=True, timeout=600)
     assert done.returncode == 0, done.stderr[-3000:]
