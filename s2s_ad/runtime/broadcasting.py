@@ -85,17 +85,27 @@ def _ol_unbroadcast_to_shape(c, shape):
     if nl > c.ndim:
         raise TypingError("array_runtime.unbroadcast: target has more dimensions")
 
-    def impl(c, shape):
-        cs = np.empty(c.ndim, np.intp)
-        for d in range(c.ndim):
-            cs[d] = c.shape[d]
-        ls = np.empty(nl, np.intp)
-        for d in range(nl):
-            ls[d] = shape[d]
-        flat = _unbroadcast_flat(np.ascontiguousarray(c).reshape(-1), cs, ls)
-        return flat.reshape(shape)
+    if nl == c.ndim:  # the common case, no broadcasting: a copy
+        def same_ndim(c, shape):
+            if c.shape == shape:
+                return c.copy()
+            return _unbroadcast_to(c, shape)
 
-    return impl
+        return same_ndim
+    return _unbroadcast_to
+
+
+@register_jitable
+def _unbroadcast_to(c, shape):
+    """Numba: sum ``c`` down to ``shape`` in one pass (see ``unbroadcast_to_shape``)."""
+    cs = np.empty(c.ndim, np.intp)
+    for d in range(c.ndim):
+        cs[d] = c.shape[d]
+    ls = np.empty(len(shape), np.intp)
+    for d in range(len(shape)):
+        ls[d] = shape[d]
+    flat = _unbroadcast_flat(np.ascontiguousarray(c).reshape(-1), cs, ls)
+    return flat.reshape(shape)
 
 
 def unbroadcast(c, like):

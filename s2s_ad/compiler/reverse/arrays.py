@@ -41,12 +41,13 @@ from s2s_ad.rules.registry import Rule
 
 
 def broadcast_back(cx: Context, rule: Rule, target: str, atom: gast.expr, param: str,
-                   value: gast.expr, value_of) -> gast.expr:
-    """An element-wise contribution summed back to its operand's shape."""
+                   value: gast.expr, shape_of) -> gast.expr:
+    """An element-wise contribution summed back to its operand's shape
+    (``shape_of(param)``: the pullback's expression for that shape)."""
     if not (rule.elementwise and isinstance(cx.kinds.get(target), ArrayKind)):
         return value
     if isinstance(cx.kind(atom), ArrayKind):
-        return call("rt.unbroadcast", value, value_of(param))
+        return call("rt.unbroadcast_to_shape", value, shape_of(param))
     return call("rt.unbroadcast_scalar", value)
 
 
@@ -208,8 +209,8 @@ def write_scratch(cx: Context, s: gast.Assign, where: Where) -> tuple[list, list
         part = _written_part(cx, d_x, index, target.slice)
         kind = cx.kind(value)
         if isinstance(kind, ArrayKind):
-            v_value = saving.keep(cx, value, where, fwd, pops, reference=True)
-            part = call("rt.unbroadcast", call("np.copy", part), v_value)
+            shape = saving.keep_shape(cx, value, where, fwd, pops)
+            part = call("rt.unbroadcast_to_shape", part, shape)  # a new array
         elif isinstance(kind_of_item(cx, name, target.slice), ArrayKind):
             part = call("np.sum", part)
         body += cx.accumulate(value.id, kind, part)
@@ -292,8 +293,8 @@ def item_adjoint(cx: Context, name: str, index: gast.expr, value: gast.expr, whe
         part = _written_part(cx, d_x, index, written)
         kind = cx.kind(value)
         if isinstance(kind, ArrayKind):
-            v_value = saving.keep(cx, value, where, fwd, out)
-            part = call("rt.unbroadcast", call("np.copy", part), v_value)
+            shape = saving.keep_shape(cx, value, where, fwd, out)
+            part = call("rt.unbroadcast_to_shape", part, shape)  # a new array
         elif isinstance(item_kind, ArrayKind):  # a number written into a slice
             part = call("np.sum", part)
         out += cx.accumulate(value.id, kind, part)

@@ -17,6 +17,7 @@ from s2s_ad.compiler.syntax.annotations import set_line
 from s2s_ad.compiler.syntax.builders import (
     assign,
     assignment,
+    attribute,
     aug,
     call,
     const,
@@ -81,6 +82,25 @@ def keep(cx: Context, atom: gast.expr, where: Where, fwd: list[gast.stmt],
     fwd.extend(f)
     pops[:0] = p
     return e
+
+
+def keep_shape(cx: Context, atom: gast.expr, where: Where, fwd: list[gast.stmt],
+               pops: list[gast.stmt]) -> gast.expr:
+    """Save only the shape of array ``atom`` (see :func:`keep`) and return the
+    expression the pullback reads it by: what broadcasting's adjoint needs, without
+    keeping the array (and its memory) alive until the pullback runs.
+
+    An array of unknown or no dimensions is kept whole (Numba lists cannot hold
+    empty tuples)."""
+    kind = cx.kind(atom)
+    if not isinstance(atom, gast.Name) or kind.ndim in (None, 0):
+        return attribute(keep(cx, atom, where, fwd, pops, reference=True), "shape")
+    if atom.id in cx.stable or recompute.lookup(cx, atom.id, where.loop) is not None:
+        return attribute(keep(cx, atom, where, fwd, pops, reference=True), "shape")
+    shape = cx.namer.fresh(f"{atom.id}_shape")
+    cx.kinds[shape] = ("int",) * kind.ndim
+    fwd.append(assign(shape, attribute(load(atom.id), "shape"), cx.line))
+    return keep(cx, load(shape), where, fwd, pops)
 
 
 def rebound(cx: Context, names: list[str]) -> None:

@@ -29,6 +29,7 @@ from s2s_ad.compiler.syntax.annotations import is_in_place
 from s2s_ad.compiler.syntax.builders import (
     add,
     assign,
+    attribute,
     call,
     load,
     subscript_of,
@@ -91,6 +92,17 @@ def apply_rule(cx: Context, s: gast.Assign, target: str, prim: Primitive, where:
                                      pops)
         return saved[key]
 
+    def shape_of(tname: str) -> gast.expr:
+        """The operand's shape: read from its saved value if the adjoint keeps that,
+        else saved alone."""
+        atom = prim.operands[prim.rule.params.index(tname)]
+        key = ("name", atom.id) if isinstance(atom, gast.Name) else ("operand", tname)
+        if key in saved:
+            return attribute(saved[key], "shape")
+        if ("shape",) + key not in saved:
+            saved[("shape",) + key] = saving.keep_shape(cx, atom, where, before, pops)
+        return saved[("shape",) + key]
+
     for pos, atom in prim.differentiable_operands():
         if not cx.active(atom):
             continue
@@ -103,7 +115,7 @@ def apply_rule(cx: Context, s: gast.Assign, target: str, prim: Primitive, where:
             names = {n: value_of(n) for n in sorted(rule.needs(param))}
             names["g"] = g
             value = substitute(rule.template(param), names)
-            value = arrays.broadcast_back(cx, rule, target, atom, param, value, value_of)
+            value = arrays.broadcast_back(cx, rule, target, atom, param, value, shape_of)
             contributions += cx.accumulate(atom.id, cx.kind(atom), value)
         elif isinstance(prim, Copy):
             contributions += cx.accumulate(atom.id, cx.kind(atom), g)
