@@ -1,0 +1,348 @@
+"""The problems of ``loop_problems.py`` for JAX and PyTorch, and hand-written Numba adjoints.
+
+Each ``make_*`` returns ``{problem name: grad(*args)}`` where ``grad`` takes the
+problem's arguments and returns a tuple of float64 arrays (or floats), one per
+differentiated argument (the leading ones), like ``peers.py``'s array problems.
+
+How each peer is written (what a user of that tool writes for a fast gradient):
+
+- JAX: ``jax.jit(jax.grad(f))`` in float64, loops as ``lax.fori_loop`` (heat, RK4),
+  ``lax.scan`` (Kalman filter, the rows and columns of soft-DTW), everything else
+  vectorised (bundle adjustment over all observations at once, Lennard-Jones over
+  the ``triu_indices`` pairs).  Step counts are static arguments.
+- PyTorch eager (one thread): the time loops as Python loops over tensors, bundle
+  adjustment and Lennard-Jones vectorised, soft-DTW by anti-diagonals (each
+  diagonal of the table is one vector operation).
+- Hand-written Numba adjoints: heat (the forward keeps every state, the reverse loop
+  runs the transposed stencil), Lennard-Jones (one pass: the energy's gradient is
+  local to each pair) and soft-DTW (the table of Cuturi & Blondel's backward pass).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+
+import numba
+import numpy as np
+
+# --------------------------------------------------------------------------------------
+# Hand-written reverse mode in Numba
+# --------------------------------------------------------------------------------------
+
+
+@numba.njit(cache=False)
+def heat_grad_by_hand(u0, k, steps):
+    n = u0.shape[0]
+    states = np.empty((steps + 1, n))
+    states[0] = u0
+    for t in range(steps):
+        u = states[t]
+        nxt = states[t + 1]
+        nxt[0] = u[0]
+        nxt[n - 1] = u[n - 1]
+        for i in range(1, n - 1):
+            nxt[i] = u[i] + k * (u[i + 1] - 2.0 * u[i] + u[i - 1])
+    d_u = 2.0 * states[steps]
+    d_prev = np.empty(n)
+    d_k = 0.0
+    for t in range(steps - 1, -1, -1):
+        u = states[t]
+        d_prev[0] = d_u[0]
+        d_prev[n - 1] = d_u[n - 1]
+        for i in range(1, n - 1):
+            d_prev[i] = d_u[i] * (1.0 - 2.0 * k)
+        for i in range(1, n - 1):
+            d_prev[i + 1] += k * d_u[i]
+            d_prev[i - 1] += k * d_u[i]
+            d_k += d_u[i] * (u[i + 1] - 2.0 * u[i] + u[i - 1])
+        d_u, d_prev = d_prev, d_u
+    return d_u, d_k
+
+
+@numba.njit(cache=False)
+def lennard_jones_grad_by_hand(positions, sigma, epsilon):
+    n = positions.shape[0]
+    d_pos = np.zeros_like(positions)
+    s2 = sigma * sigma
+    for i in range(n):
+        for j in range(i + 1, n):
+            dx = positions[i, 0] - positions[j, 0]
+            dy = positions[i, 1] - positions[j, 1]
+            dz = positions[i, 2] - positions[j, 2]
+            r2 = dx * dx + dy * dy + dz * dz
+            s6 = (s2 / r2) ** 3
+            # dE/dr2 = 4 eps (2 s6 - 1) ds6/dr2, ds6/dr2 = -3 s6 / r2
+            scale = 2.0 * 4.0 * epsilon * (2.0 * s6 - 1.0) * (-3.0 * s6 / r2)
+            d_pos[i, 0] += scale * dx
+            d_pos[i, 1] += scale * dy
+            d_pos[i, 2] += scale * dz
+            d_pos[j, 0] -= scale * dx
+            d_pos[j, 1] -= scale * dy
+            d_pos[j, 2] -= scale * dz
+    return d_pos
+
+
+@numba.njit(cache=False)
+def soft_dtw_grad_by_hand(x, y, gamma):
+    """Forward table R, then the backward table E = dR[n, m] / dR[i, j]."""
+    n, m, d = x.shape[0], y.shape[0], x.shape[1]
+    cost = np.empty((n + 2, m + 2))
+    R = np.full((n + 2, m + 2), -np.inf)
+    R[0, :m + 1] = np.inf
+    R[:n + 1, 0] = np.inf
+    R[0, 0] = 0.0
+    for i in range(1, n + 1):
+        for j in range(1, m + 1):
+            c = 0.0
+            for a in range(d):
+                c += (x[i - 1, a] - y[j - 1, a]) ** 2
+            cost[i, j] = c
+            r0 = -R[i - 1, j - 1] / gamma
+            r1 = -R[i - 1, j] / gamma
+            r2 = -R[i, j - 1] / gamma
+            rmax = max(r0, r1, r2)
+            total = math.exp(r0 - rmax) + math.exp(r1 - rmax) + math.exp(r2 - rmax)
+            R[i, j] = c - gamma * (math.log(total) + rmax)
+    E = np.zeros((n + 2, m + 2))
+    E[n, m] = 1.0
+    for i in range(n, 0, -1):
+        for j in range(m, 0, -1):
+            if i == n and j == m:
+                continue
+            # R[i, j] feeds R[i + 1, j] (as "up"), R[i, j + 1] ("left"), R[i + 1, j + 1]
+            e = 0.0
+            if i < n:
+                e += E[i + 1, j] * math.exp((R[i + 1, j] - cost[i + 1, j] - R[i, j]) / gamma)
+            if j < m:
+                e += E[i, j + 1] * math.exp((R[i, j + 1] - cost[i, j + 1] - R[i, j]) / gamma)
+            if i < n and j < m:
+                e += (E[i + 1, j + 1]
+                      * math.exp((R[i + 1, j + 1] - cost[i + 1, j + 1] - R[i, j]) / gamma))
+            E[i, j] = e
+    d_x = np.zeros_like(x)
+    d_y = np.zeros_like(y)
+    for i in range(1, n + 1):
+        for j in range(1, m + 1):
+            for a in range(d):
+                g = 2.0 * E[i, j] * (x[i - 1, a] - y[j - 1, a])
+                d_x[i - 1, a] += g
+                d_y[j - 1, a] -= g
+    return d_x, d_y
+
+
+def make_loop_hand_numba() -> dict[str, Callable]:
+    return {"heat": heat_grad_by_hand, "lennard_jones": lennard_jones_grad_by_hand,
+            "soft_dtw": soft_dtw_grad_by_hand}
+
+
+# --------------------------------------------------------------------------------------
+# JAX
+# --------------------------------------------------------------------------------------
+
+
+def make_loop_jax() -> dict[str, Callable]:
+    import jax
+    import jax.numpy as jnp
+    from jax import lax
+
+    jax.config.update("jax_enable_x64", True)
+
+    def heat(u0, k, steps):
+        def step(_, u):
+            return u.at[1:-1].set(u[1:-1] + k * (u[2:] - 2 * u[1:-1] + u[:-2]))
+        u = lax.fori_loop(0, steps, step, u0)
+        return jnp.sum(u * u)
+
+    def lotka_volterra(state, params):
+        prey, predator = state[0], state[1]
+        return jnp.stack([params[0] * prey - params[1] * prey * predator,
+                          params[3] * prey * predator - params[2] * predator])
+
+    def ode_rk4(state0, params, dt, steps):
+        def step(_, state):
+            k1 = lotka_volterra(state, params)
+            k2 = lotka_volterra(state + 0.5 * dt * k1, params)
+            k3 = lotka_volterra(state + 0.5 * dt * k2, params)
+            k4 = lotka_volterra(state + dt * k3, params)
+            return state + dt / 6.0 * (k1 + 2.0 * k2 + 2.0 * k3 + k4)
+        state = lax.fori_loop(0, steps, step, state0)
+        return jnp.sum(state * state)
+
+    def kalman(transition, process_noise, observation_noise, observations, observe):
+        dim = transition.shape[0]
+        Q = jnp.diag(process_noise)
+        R = observation_noise * jnp.eye(observe.shape[0])
+
+        def step(carry, y):
+            x, P = carry
+            x = transition @ x
+            P = transition @ P @ transition.T + Q
+            residual = y - observe @ x
+            S = observe @ P @ observe.T + R
+            S_inv = jnp.linalg.inv(S)
+            gain = P @ observe.T @ S_inv
+            x = x + gain @ residual
+            P = (jnp.eye(dim) - gain @ observe) @ P
+            _, logdet = jnp.linalg.slogdet(S)
+            return (x, P), 0.5 * (residual @ S_inv @ residual + logdet)
+
+        _, terms = lax.scan(step, (jnp.zeros(dim), jnp.eye(dim)), observations)
+        return jnp.sum(terms)
+
+    def bundle(cameras, points, camera_index, point_index, observed):
+        residual = project_all(jnp, jnp.stack, cameras[camera_index], points[point_index])
+        return jnp.sum((residual - observed) ** 2)
+
+    def lennard_jones(positions, sigma, epsilon):
+        i, j = np.triu_indices(positions.shape[0], 1)
+        d = positions[i] - positions[j]
+        s6 = (sigma * sigma / jnp.sum(d * d, axis=1)) ** 3
+        return jnp.sum(4.0 * epsilon * (s6 * s6 - s6))
+
+    def soft_dtw(x, y, gamma):
+        cost = jnp.sum((x[:, None, :] - y[None, :, :]) ** 2, axis=2)      # n, m
+        first = jnp.full(y.shape[0] + 1, jnp.inf).at[0].set(0.0)            # row 0
+
+        def softmin(a, b, c):
+            return -gamma * jax.nn.logsumexp(jnp.stack([a, b, c]) / -gamma)
+
+        def row(previous, cost_row):
+            def cell(left, inputs):
+                up_left, up, c = inputs
+                value = c + softmin(up_left, up, left)
+                return value, value
+            _, values = lax.scan(cell, jnp.inf, (previous[:-1], previous[1:], cost_row))
+            current = jnp.concatenate([jnp.array([jnp.inf]), values])
+            return current, None
+
+        last, _ = lax.scan(row, first, cost)
+        return last[-1]
+
+    def wrap(f: Callable, nwrt: int, static: tuple[int, ...]) -> Callable:
+        g = jax.jit(jax.grad(f, argnums=tuple(range(nwrt))), static_argnums=static)
+
+        def grad(*args):
+            out = jax.block_until_ready(g(*args))
+            return tuple(np.asarray(v) for v in out)
+        return grad
+
+    return {"heat": wrap(heat, 2, (2,)), "ode_rk4": wrap(ode_rk4, 2, (3,)),
+            "kalman": wrap(kalman, 3, ()), "bundle": wrap(bundle, 2, ()),
+            "lennard_jones": wrap(lennard_jones, 1, ()), "soft_dtw": wrap(soft_dtw, 2, ())}
+
+
+def project_all(xp, stack: Callable, cameras, points):
+    """BAL's projection of each point by its camera, vectorised over observations:
+    ``cameras`` (m, 9), ``points`` (m, 3); ``stack(list, axis)`` per array module."""
+    angle_axis = cameras[:, 0:3]
+    theta = xp.sqrt(xp.sum(angle_axis * angle_axis, axis=1))[:, None]
+    axis = angle_axis / theta
+    cross = stack([axis[:, 1] * points[:, 2] - axis[:, 2] * points[:, 1],
+                   axis[:, 2] * points[:, 0] - axis[:, 0] * points[:, 2],
+                   axis[:, 0] * points[:, 1] - axis[:, 1] * points[:, 0]], 1)
+    along = xp.sum(axis * points, axis=1)[:, None]
+    rotated = points * xp.cos(theta) + cross * xp.sin(theta) + axis * along * (1.0 - xp.cos(theta))
+    p = rotated + cameras[:, 3:6]
+    xy = -p[:, 0:2] / p[:, 2:3]
+    r2 = xp.sum(xy * xy, axis=1)[:, None]
+    distortion = 1.0 + cameras[:, 7:8] * r2 + cameras[:, 8:9] * r2 * r2
+    return cameras[:, 6:7] * distortion * xy
+
+
+# --------------------------------------------------------------------------------------
+# PyTorch eager
+# --------------------------------------------------------------------------------------
+
+
+def make_loop_torch() -> dict[str, Callable]:
+    import torch
+
+    torch.set_num_threads(1)
+
+    def heat(u0, k, steps):
+        u = u0.clone()
+        for _ in range(steps):
+            u[1:-1] = u[1:-1] + k * (u[2:] - 2 * u[1:-1] + u[:-2])
+        return torch.sum(u * u)
+
+    def lotka_volterra(state, params):
+        prey, predator = state[0], state[1]
+        return torch.stack([params[0] * prey - params[1] * prey * predator,
+                            params[3] * prey * predator - params[2] * predator])
+
+    def ode_rk4(state0, params, dt, steps):
+        state = state0
+        for _ in range(steps):
+            k1 = lotka_volterra(state, params)
+            k2 = lotka_volterra(state + 0.5 * dt * k1, params)
+            k3 = lotka_volterra(state + 0.5 * dt * k2, params)
+            k4 = lotka_volterra(state + dt * k3, params)
+            state = state + dt / 6.0 * (k1 + 2.0 * k2 + 2.0 * k3 + k4)
+        return torch.sum(state * state)
+
+    def kalman(transition, process_noise, observation_noise, observations, observe):
+        dim = transition.shape[0]
+        eye = torch.eye(dim, dtype=torch.float64)
+        Q = torch.diag(process_noise)
+        R = observation_noise * torch.eye(observe.shape[0], dtype=torch.float64)
+        x = torch.zeros(dim, dtype=torch.float64)
+        P = eye
+        total = 0.0
+        for t in range(observations.shape[0]):
+            x = transition @ x
+            P = transition @ P @ transition.T + Q
+            residual = observations[t] - observe @ x
+            S = observe @ P @ observe.T + R
+            S_inv = torch.linalg.inv(S)
+            gain = P @ observe.T @ S_inv
+            x = x + gain @ residual
+            P = (eye - gain @ observe) @ P
+            total = total + 0.5 * (residual @ S_inv @ residual + torch.logdet(S))
+        return total
+
+    def bundle(cameras, points, camera_index, point_index, observed):
+        residual = project_all(torch, lambda parts, axis: torch.stack(parts, dim=axis),
+                               cameras[camera_index], points[point_index])
+        return torch.sum((residual - observed) ** 2)
+
+    def lennard_jones(positions, sigma, epsilon):
+        i, j = torch.triu_indices(positions.shape[0], positions.shape[0], 1)
+        d = positions[i] - positions[j]
+        s6 = (sigma * sigma / torch.sum(d * d, dim=1)) ** 3
+        return torch.sum(4.0 * epsilon * (s6 * s6 - s6))
+
+    def soft_dtw(x, y, gamma):
+        """By anti-diagonals: diagonal s holds R[i, s - i] for i = 0..n; cells
+        outside the table hold a large finite value (exp(-big) is exactly 0, and
+        no inf - inf appears)."""
+        n, m = x.shape[0], y.shape[0]
+        big = 1e10
+        cost = torch.sum((x[:, None, :] - y[None, :, :]) ** 2, dim=2)
+        padded = torch.full((n + 1, m + 2), big, dtype=torch.float64)
+        padded[1:, 1:m + 1] = cost
+        rows = torch.arange(1, n + 1)
+        before = torch.full((n + 1,), big, dtype=torch.float64)    # diagonal s - 2
+        last = before.clone()                                        # diagonal s - 1
+        last[0] = 0.0                                                # diagonal 0: R[0, 0]
+        for s in range(1, n + m + 1):
+            cols = torch.clamp(s - rows, 0, m + 1)
+            stacked = torch.stack([before[:-1], last[:-1], last[1:]]) / -gamma
+            values = padded[rows, cols] - gamma * torch.logsumexp(stacked, dim=0)
+            current = torch.cat([torch.full((1,), big, dtype=torch.float64), values])
+            before, last = last, current
+        return last[n]
+
+    def grad_of(f: Callable, nwrt: int) -> Callable:
+        def grad(*args):
+            params = [torch.tensor(a, dtype=torch.float64, requires_grad=True)
+                      for a in args[:nwrt]]
+            rest = [torch.from_numpy(a) if isinstance(a, np.ndarray) else a
+                    for a in args[nwrt:]]
+            f(*params, *rest).backward()
+            return tuple(p.grad.numpy() if p.grad.ndim else p.grad.item() for p in params)
+        return grad
+
+    return {"heat": grad_of(heat, 2), "ode_rk4": grad_of(ode_rk4, 2),
+            "kalman": grad_of(kalman, 3), "bundle": grad_of(bundle, 2),
+            "lennard_jones": grad_of(lennard_jones, 1), "soft_dtw": grad_of(soft_dtw, 2)}
