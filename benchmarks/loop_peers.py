@@ -14,8 +14,10 @@ How each peer is written (what a user of that tool writes for a fast gradient):
   adjustment and Lennard-Jones vectorised, soft-DTW by anti-diagonals (each
   diagonal of the table is one vector operation).
 - Hand-written Numba adjoints: heat (the forward keeps every state, the reverse loop
-  runs the transposed stencil), Lennard-Jones (one pass: the energy's gradient is
-  local to each pair) and soft-DTW (the table of Cuturi & Blondel's backward pass).
+  runs the transposed stencil), RK4 (the forward keeps each step's state, the reverse
+  recomputes the step's stages and runs their adjoints in scalars), Lennard-Jones (one
+  pass: the energy's gradient is local to each pair), soft-DTW (the table of Cuturi &
+  Blondel's backward pass) and bundle adjustment (one pass over the observations).
 """
 
 from __future__ import annotations
@@ -58,6 +60,63 @@ def heat_grad_by_hand(u0, k, steps):
             d_k += d_u[i] * (u[i + 1] - 2.0 * u[i] + u[i - 1])
         d_u, d_prev = d_prev, d_u
     return d_u, d_k
+
+
+@numba.njit(cache=False)
+def _lotka_volterra_at(s0, s1, params):
+    return (params[0] * s0 - params[1] * s0 * s1, params[3] * s0 * s1 - params[2] * s1)
+
+
+@numba.njit(cache=False)
+def _lotka_volterra_vjp(s0, s1, params, g0, g1, d_params):
+    """(g0, g1) @ d rhs / d state; adds (g0, g1) @ d rhs / d params into d_params."""
+    d_params[0] += g0 * s0
+    d_params[1] -= g0 * s0 * s1
+    d_params[2] -= g1 * s1
+    d_params[3] += g1 * s0 * s1
+    return (g0 * (params[0] - params[1] * s1) + g1 * params[3] * s1,
+            -g0 * params[1] * s0 + g1 * (params[3] * s0 - params[2]))
+
+
+@numba.njit(cache=False)
+def ode_rk4_grad_by_hand(state0, params, dt, steps):
+    states = np.empty((steps + 1, 2))
+    states[0] = state0
+    h = dt
+    for t in range(steps):
+        a0, a1 = states[t, 0], states[t, 1]
+        k10, k11 = _lotka_volterra_at(a0, a1, params)
+        k20, k21 = _lotka_volterra_at(a0 + 0.5 * h * k10, a1 + 0.5 * h * k11, params)
+        k30, k31 = _lotka_volterra_at(a0 + 0.5 * h * k20, a1 + 0.5 * h * k21, params)
+        k40, k41 = _lotka_volterra_at(a0 + h * k30, a1 + h * k31, params)
+        states[t + 1, 0] = a0 + h / 6.0 * (k10 + 2.0 * k20 + 2.0 * k30 + k40)
+        states[t + 1, 1] = a1 + h / 6.0 * (k11 + 2.0 * k21 + 2.0 * k31 + k41)
+    d_params = np.zeros(4)
+    g0 = 2.0 * states[steps, 0]
+    g1 = 2.0 * states[steps, 1]
+    for t in range(steps - 1, -1, -1):
+        a0, a1 = states[t, 0], states[t, 1]
+        k10, k11 = _lotka_volterra_at(a0, a1, params)
+        b0, b1 = a0 + 0.5 * h * k10, a1 + 0.5 * h * k11
+        k20, k21 = _lotka_volterra_at(b0, b1, params)
+        c0, c1 = a0 + 0.5 * h * k20, a1 + 0.5 * h * k21
+        k30, k31 = _lotka_volterra_at(c0, c1, params)
+        d0, d1 = a0 + h * k30, a1 + h * k31
+        gk1 = (h / 6.0 * g0, h / 6.0 * g1)
+        gk2 = (h / 3.0 * g0, h / 3.0 * g1)
+        gk3 = (h / 3.0 * g0, h / 3.0 * g1)
+        gd0, gd1 = _lotka_volterra_vjp(d0, d1, params, h / 6.0 * g0, h / 6.0 * g1, d_params)
+        s0, s1 = g0 + gd0, g1 + gd1
+        gc0, gc1 = _lotka_volterra_vjp(c0, c1, params, gk3[0] + h * gd0, gk3[1] + h * gd1,
+                                       d_params)
+        s0, s1 = s0 + gc0, s1 + gc1
+        gb0, gb1 = _lotka_volterra_vjp(b0, b1, params, gk2[0] + 0.5 * h * gc0,
+                                       gk2[1] + 0.5 * h * gc1, d_params)
+        s0, s1 = s0 + gb0, s1 + gb1
+        ga0, ga1 = _lotka_volterra_vjp(a0, a1, params, gk1[0] + 0.5 * h * gb0,
+                                       gk1[1] + 0.5 * h * gb1, d_params)
+        g0, g1 = s0 + ga0, s1 + ga1
+    return np.array([g0, g1]), d_params
 
 
 @numba.njit(cache=False)
@@ -132,8 +191,8 @@ def soft_dtw_grad_by_hand(x, y, gamma):
 
 
 def make_loop_hand_numba() -> dict[str, Callable]:
-    return {"heat": heat_grad_by_hand, "lennard_jones": lennard_jones_grad_by_hand,
-            "soft_dtw": soft_dtw_grad_by_hand}
+    return {"heat": heat_grad_by_hand, "ode_rk4": ode_rk4_grad_by_hand,
+            "lennard_jones": lennard_jones_grad_by_hand, "soft_dtw": soft_dtw_grad_by_hand}
 
 
 # --------------------------------------------------------------------------------------

@@ -814,7 +814,7 @@ def report(problems, array_problems, sizes, tools, versions, skipped, results: R
     ]
     for name, why in skipped.items():
         lines.append(f"- skipped {name}: {why}")
-    lines += [
+    lines += [] if not problems else [
         "",
         f"Time of one gradient call divided by the time of s2s_ad's (Numba) gradient call "
         f"for the same problem and n: **>1 means slower than s2s_ad**. Warm calls, min over "
@@ -857,7 +857,7 @@ def report(problems, array_problems, sizes, tools, versions, skipped, results: R
                      f"{get(results.compile_s2s_cached, p.name)} | "
                      f"{get(results.compile_jax, p.name)} | "
                      f"{get(results.compile_hand, p.name)} |")
-    lines += [
+    lines += [] if not problems else [
         "",
         "Raw times of s2s_ad's Numba gradient (the denominators above; this machine, this "
         "run only) and its agreement with central finite differences:",
