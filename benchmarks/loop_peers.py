@@ -120,6 +120,84 @@ def ode_rk4_grad_by_hand(state0, params, dt, steps):
 
 
 @numba.njit(cache=False)
+def bundle_grad_by_hand(cameras, points, camera_index, point_index, observed):
+    """Per observation: the projection's intermediates in scratch arrays, then their
+    adjoints in reverse order, accumulated into the camera's and point's rows."""
+    d_cameras = np.zeros_like(cameras)
+    d_points = np.zeros_like(points)
+    axis = np.empty(3)
+    cross = np.empty(3)
+    p = np.empty(3)
+    g_p = np.empty(3)
+    g_axis = np.empty(3)
+    g_cross = np.empty(3)
+    for obs in range(observed.shape[0]):
+        cam = cameras[camera_index[obs]]
+        point = points[point_index[obs]]
+        d_cam = d_cameras[camera_index[obs]]
+        d_point = d_points[point_index[obs]]
+        theta = math.sqrt(cam[0] * cam[0] + cam[1] * cam[1] + cam[2] * cam[2])
+        for a in range(3):
+            axis[a] = cam[a] / theta
+        cos = math.cos(theta)
+        sin = math.sin(theta)
+        cross[0] = axis[1] * point[2] - axis[2] * point[1]
+        cross[1] = axis[2] * point[0] - axis[0] * point[2]
+        cross[2] = axis[0] * point[1] - axis[1] * point[0]
+        along = axis[0] * point[0] + axis[1] * point[1] + axis[2] * point[2]
+        for a in range(3):
+            p[a] = (point[a] * cos + cross[a] * sin + axis[a] * along * (1.0 - cos)
+                    + cam[3 + a])
+        x = -p[0] / p[2]
+        y = -p[1] / p[2]
+        r2 = x * x + y * y
+        distortion = 1.0 + cam[7] * r2 + cam[8] * r2 * r2
+        g0 = 2.0 * (cam[6] * distortion * x - observed[obs, 0])
+        g1 = 2.0 * (cam[6] * distortion * y - observed[obs, 1])
+        # projection = focal * distortion * (x, y)
+        d_cam[6] += distortion * (g0 * x + g1 * y)
+        g_distortion = cam[6] * (g0 * x + g1 * y)
+        d_cam[7] += g_distortion * r2
+        d_cam[8] += g_distortion * r2 * r2
+        g_r2 = g_distortion * (cam[7] + 2.0 * cam[8] * r2)
+        g_x = cam[6] * distortion * g0 + 2.0 * x * g_r2
+        g_y = cam[6] * distortion * g1 + 2.0 * y * g_r2
+        # (x, y) = -p[:2] / p[2]
+        g_p[0] = -g_x / p[2]
+        g_p[1] = -g_y / p[2]
+        g_p[2] = (g_x * p[0] + g_y * p[1]) / (p[2] * p[2])
+        # p = point cos + cross sin + axis along (1 - cos) + translation
+        g_cos = 0.0
+        g_sin = 0.0
+        g_along = 0.0
+        for a in range(3):
+            d_cam[3 + a] += g_p[a]
+            d_point[a] += g_p[a] * cos
+            g_cos += g_p[a] * (point[a] - axis[a] * along)
+            g_sin += g_p[a] * cross[a]
+            g_cross[a] = g_p[a] * sin
+            g_axis[a] = g_p[a] * along * (1.0 - cos)
+            g_along += g_p[a] * axis[a] * (1.0 - cos)
+        for a in range(3):
+            g_axis[a] += g_along * point[a]
+            d_point[a] += g_along * axis[a]
+        # cross = axis x point: d/d axis = point x g_cross, d/d point = g_cross x axis
+        g_axis[0] += point[1] * g_cross[2] - point[2] * g_cross[1]
+        g_axis[1] += point[2] * g_cross[0] - point[0] * g_cross[2]
+        g_axis[2] += point[0] * g_cross[1] - point[1] * g_cross[0]
+        d_point[0] += g_cross[1] * axis[2] - g_cross[2] * axis[1]
+        d_point[1] += g_cross[2] * axis[0] - g_cross[0] * axis[2]
+        d_point[2] += g_cross[0] * axis[1] - g_cross[1] * axis[0]
+        # axis = angle_axis / theta, theta = |angle_axis|
+        g_theta = cos * g_sin - sin * g_cos
+        g_axis_dot = g_axis[0] * cam[0] + g_axis[1] * cam[1] + g_axis[2] * cam[2]
+        g_theta -= g_axis_dot / (theta * theta)
+        for a in range(3):
+            d_cam[a] += g_axis[a] / theta + g_theta * cam[a] / theta
+    return d_cameras, d_points
+
+
+@numba.njit(cache=False)
 def lennard_jones_grad_by_hand(positions, sigma, epsilon):
     n = positions.shape[0]
     d_pos = np.zeros_like(positions)
@@ -192,7 +270,8 @@ def soft_dtw_grad_by_hand(x, y, gamma):
 
 def make_loop_hand_numba() -> dict[str, Callable]:
     return {"heat": heat_grad_by_hand, "ode_rk4": ode_rk4_grad_by_hand,
-            "lennard_jones": lennard_jones_grad_by_hand, "soft_dtw": soft_dtw_grad_by_hand}
+            "bundle": bundle_grad_by_hand, "lennard_jones": lennard_jones_grad_by_hand,
+            "soft_dtw": soft_dtw_grad_by_hand}
 
 
 # --------------------------------------------------------------------------------------
