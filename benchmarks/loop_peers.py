@@ -17,7 +17,9 @@ How each peer is written (what a user of that tool writes for a fast gradient):
   runs the transposed stencil), RK4 (the forward keeps each step's state, the reverse
   recomputes the step's stages and runs their adjoints in scalars), Lennard-Jones (one
   pass: the energy's gradient is local to each pair), soft-DTW (the table of Cuturi &
-  Blondel's backward pass) and bundle adjustment (one pass over the observations).
+  Blondel's backward pass), bundle adjustment (one pass over the observations) and
+  the Kalman filter (the forward keeps each step's prior; the reverse recomputes the
+  step and runs the matrix adjoints with NumPy inside Numba, as the primal does).
 """
 
 from __future__ import annotations
@@ -117,6 +119,63 @@ def ode_rk4_grad_by_hand(state0, params, dt, steps):
                                        gk1[1] + 0.5 * h * gb1, d_params)
         g0, g1 = s0 + ga0, s1 + ga1
     return np.array([g0, g1]), d_params
+
+
+@numba.njit(cache=False)
+def kalman_grad_by_hand(transition, process_noise, observation_noise, observations, observe):
+    """The forward keeps each step's prior mean and covariance; the reverse recomputes
+    the step and runs the matrix adjoints (S and its inverse are symmetric)."""
+    F, H = transition, observe
+    dim, steps = F.shape[0], observations.shape[0]
+    Q = np.diag(process_noise)
+    R = observation_noise * np.eye(H.shape[0])
+    eye = np.eye(dim)
+    xs = np.empty((steps + 1, dim))
+    Ps = np.empty((steps + 1, dim, dim))
+    xs[0] = 0.0
+    Ps[0] = eye
+    for t in range(steps):
+        x = F @ xs[t]
+        P = F @ Ps[t] @ F.T + Q
+        S_inv = np.linalg.inv(H @ P @ H.T + R)
+        gain = P @ H.T @ S_inv
+        xs[t + 1] = x + gain @ (observations[t] - H @ x)
+        Ps[t + 1] = (eye - gain @ H) @ P
+    d_F = np.zeros_like(F)
+    d_q = np.zeros(dim)
+    d_r = 0.0
+    g_x = np.zeros(dim)
+    g_P = np.zeros((dim, dim))
+    for t in range(steps - 1, -1, -1):
+        x0, P0 = xs[t], Ps[t]
+        x = F @ x0
+        P = F @ P0 @ F.T + Q
+        residual = observations[t] - H @ x
+        S_inv = np.linalg.inv(H @ P @ H.T + R)
+        PHt = P @ H.T
+        gain = PHt @ S_inv
+        # loss term 0.5 (r' S^-1 r + log det S)
+        g_r = S_inv @ residual + gain.T @ g_x
+        g_S_inv = 0.5 * np.outer(residual, residual)
+        g_S = 0.5 * S_inv
+        # x' = x + K r, P' = (I - K H) P
+        g_K = np.outer(g_x, residual) - g_P @ (H @ P).T
+        g_P1 = (eye - gain @ H).T @ g_P
+        # K = P H' S^-1
+        g_P1 += g_K @ S_inv @ H
+        g_S_inv += PHt.T @ g_K
+        # S^-1 = inv(S), S = H P H' + R
+        g_S -= S_inv @ g_S_inv @ S_inv
+        g_P1 += H.T @ g_S @ H
+        d_r += np.trace(g_S)
+        # r = y - H x
+        g_x1 = g_x - H.T @ g_r
+        # P = F P0 F' + Q, x = F x0
+        d_F += g_P1 @ F @ P0.T + g_P1.T @ F @ P0 + np.outer(g_x1, x0)
+        d_q += np.diag(g_P1)
+        g_P = F.T @ g_P1 @ F
+        g_x = F.T @ g_x1
+    return d_F, d_q, d_r
 
 
 @numba.njit(cache=False)
@@ -270,8 +329,8 @@ def soft_dtw_grad_by_hand(x, y, gamma):
 
 def make_loop_hand_numba() -> dict[str, Callable]:
     return {"heat": heat_grad_by_hand, "ode_rk4": ode_rk4_grad_by_hand,
-            "bundle": bundle_grad_by_hand, "lennard_jones": lennard_jones_grad_by_hand,
-            "soft_dtw": soft_dtw_grad_by_hand}
+            "kalman": kalman_grad_by_hand, "bundle": bundle_grad_by_hand,
+            "lennard_jones": lennard_jones_grad_by_hand, "soft_dtw": soft_dtw_grad_by_hand}
 
 
 # --------------------------------------------------------------------------------------
