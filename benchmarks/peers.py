@@ -28,6 +28,7 @@ from collections.abc import Callable
 
 import numba
 import numpy as np
+from loop_peers import make_loop_jax, make_loop_torch
 from problems import lower_gather_index
 
 # --------------------------------------------------------------------------------------
@@ -419,8 +420,9 @@ def make_torch() -> dict[str, Callable]:
 
 
 PEERS = {"autograd": ("autograd", lambda: {**make_autograd(), **make_array_autograd()}),
-         "jax": ("jax", lambda: {**make_jax(), **make_array_jax()}),
-         "torch": ("torch", lambda: {**make_torch(), **make_array_torch()})}
+         "jax": ("jax", lambda: {**make_jax(), **make_array_jax(), **make_loop_jax()}),
+         "torch": ("torch", lambda: {**make_torch(), **make_array_torch(),
+                                     **make_loop_torch()})}
 
 
 def available_peers(wanted: set[str] | None = None

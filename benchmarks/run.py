@@ -15,7 +15,11 @@ the disk cache, JAX's first call, the hand-written Numba gradient's first call.
 
 The array problems (``ARRAY_PROBLEMS``: GMM in loop form, a vectorised MLP) run
 after the scalar ones, each at its one size, with the same checks (finite
-differences at a few random entries) and a table of their own.  Every tool
+differences at a few random entries) and a table of their own; so do the problems
+of NumPy array statements inside loops (``loop_problems.py``: heat equation, RK4,
+Kalman filter, bundle adjustment, Lennard-Jones, soft-DTW), whose peers are in
+``loop_peers.py`` and whose cold start is compared with JAX's first call, each in
+a new process.  Every tool
 runs on one thread (BLAS, XLA and PyTorch are limited before they are imported).
 
 The table is written to ``benchmarks/results.md`` as ratios to s2s_ad-numba
@@ -114,6 +118,7 @@ def build_tools(problems, array_problems, wanted: set[str]) -> tuple[dict, dict,
     import s2s_ad as ad
 
     sys.path.insert(0, str(HERE))
+    import loop_peers
     import peers
 
     tools: dict[str, dict[str, Callable]] = {}
@@ -127,7 +132,7 @@ def build_tools(problems, array_problems, wanted: set[str]) -> tuple[dict, dict,
     tools[KERNEL] = {p.name: _fused_kernel(S2S_NUMBA[p.name], p) for p in problems}
     tools["s2s_ad-python"] = {p.name: ad.gradient(ad.differentiable(p.fn, jit=False))
                               for p in problems}
-    tools["hand-numba"] = peers.make_hand_numba()
+    tools["hand-numba"] = {**peers.make_hand_numba(), **loop_peers.make_loop_hand_numba()}
     for p in array_problems:
         df = ad.differentiable(p.fn, wrt=p.wrt, jit=True)
         S2S_NUMBA[p.name] = df
@@ -247,6 +252,7 @@ class Results:
     paths: dict[str, str] = field(default_factory=dict)
     memory: dict[str, object] = field(default_factory=dict)   # name -> ad TapeMemory
     cold: dict[str, list] = field(default_factory=dict)       # cold_starts()
+    loop_cold: dict[str, dict] = field(default_factory=dict)  # loop_cold_starts()
 
 
 def run_problem(p, sizes, tools, results: Results, args) -> None:
@@ -486,12 +492,15 @@ print(json.dumps({{"import": imported - started, "numba": numba_ready - imported
 """
 
 
-def cold_starts() -> dict[str, list[dict[str, float] | None]]:
+def cold_starts(selected: set[str] | None = None) -> dict[str, list[dict[str, float] | None]]:
     """{case: [cold process, second process]}: each a fresh Python process timing
     ``import s2s_ad``, Numba's own start-up (one trivial ``njit``), and the first
-    gradient call; both processes share one new, empty ``S2S_AD_CACHE_DIR``."""
+    gradient call; both processes share one new, empty ``S2S_AD_CACHE_DIR``.
+    With ``selected`` (the run's ``--problems``), only the cases among them."""
     out: dict[str, list[dict[str, float] | None]] = {}
     for case, (kind, name, size) in COLD_START.items():
+        if selected is not None and name not in selected:
+            continue
         env = {**os.environ, "S2S_AD_CACHE_DIR": tempfile.mkdtemp(prefix="s2s_ad_cold_")}
         code = _COLD_CODE.format(here=str(HERE), kind=kind, name=name, size=size)
         runs: list[dict[str, float] | None] = []
@@ -506,6 +515,98 @@ def cold_starts() -> dict[str, list[dict[str, float] | None]]:
         out[case] = runs
         print(f"  cold start of {case}: {runs}", flush=True)
     return out
+
+
+_LOOP_COLD_CODE = """
+import json, sys, time
+sys.path.insert(0, {here!r})
+import numba
+import s2s_ad as ad
+from loop_problems import LOOP_PROBLEMS
+numba.njit(lambda x: x + 1.0)(1.0)
+p = next(p for p in LOOP_PROBLEMS if p.name == {name!r})
+args = p.args()
+gradient = ad.gradient(ad.differentiable(p.fn, wrt=p.wrt, jit=True))
+start = time.perf_counter()
+gradient(*args)
+print(json.dumps({{"first": time.perf_counter() - start}}))
+"""
+
+_JAX_COLD_CODE = """
+import json, sys, time
+sys.path.insert(0, {here!r})
+import jax
+from loop_peers import make_loop_jax
+from loop_problems import LOOP_PROBLEMS
+jax.jit(lambda x: x + 1.0)(1.0)
+p = next(p for p in LOOP_PROBLEMS if p.name == {name!r})
+args = p.args()
+gradient = make_loop_jax()[p.name]
+start = time.perf_counter()
+gradient(*args)
+first = time.perf_counter() - start
+start = time.perf_counter()
+gradient(*args)
+print(json.dumps({{"first": first, "warm": time.perf_counter() - start}}))
+"""
+
+
+def _first_call_process(code: str, env: dict[str, str], what: str) -> dict | None:
+    """Run ``code`` in a new Python process; its last line of output, as JSON."""
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          env=env)
+    if proc.returncode != 0:
+        loud(f"cold start of {what} failed:\n{proc.stderr[-2000:]}")
+        return None
+    return json.loads(proc.stdout.strip().splitlines()[-1])
+
+
+def loop_cold_starts(loop_problems, with_jax: bool) -> dict[str, dict]:
+    """{problem: {"s2s_ad": cold, "s2s_ad cached": second process, "jax": first call}}:
+    s2s_ad's first gradient in a new process with a new, empty ``S2S_AD_CACHE_DIR``
+    (after ``import`` and Numba's own start-up), again in a second process that
+    finds the disk cache, and JAX's first ``jit(grad)`` call in a new process (after
+    ``import jax`` and one trivial ``jit`` call): trace + compile + one run."""
+    out: dict[str, dict] = {}
+    for p in loop_problems:
+        env = {**os.environ, "S2S_AD_CACHE_DIR": tempfile.mkdtemp(prefix="s2s_ad_cold_")}
+        code = _LOOP_COLD_CODE.format(here=str(HERE), name=p.name)
+        row = {"s2s_ad": _first_call_process(code, env, f"s2s_ad on {p.name}"),
+               "s2s_ad cached": _first_call_process(code, env, f"s2s_ad on {p.name}")}
+        if with_jax:
+            row["jax"] = _first_call_process(_JAX_COLD_CODE.format(here=str(HERE), name=p.name),
+                                             dict(os.environ), f"JAX on {p.name}")
+        out[p.name] = row
+        print(f"  cold start of {p.name}: {row}", flush=True)
+    return out
+
+
+def loop_cold_table(loop_cold: dict[str, dict]) -> list[str]:
+    """The cold-start table of the array-statements-in-loops problems."""
+    if not loop_cold:
+        return []
+    lines = [
+        "",
+        "Cold start of the array statements in loops (seconds; each a new process): "
+        "s2s_ad's first gradient with a new, empty `S2S_AD_CACHE_DIR` (transform + Numba "
+        "compile + one call), then in a second process that finds the disk cache; JAX's "
+        "first `jit(grad)` call (trace + XLA compile + one call), then its second call. "
+        "Imports and each tool's own start-up (one trivial `njit` / `jit` call) are not "
+        "counted.",
+        "",
+        "| problem | s2s_ad first gradient, cold | s2s_ad, second process | JAX first call | "
+        "JAX second call | s2s_ad cold / JAX first |",
+        "|---|---:|---:|---:|---:|---:|",
+    ]
+    for name, row in loop_cold.items():
+        cold, cached, jax = row.get("s2s_ad"), row.get("s2s_ad cached"), row.get("jax")
+        cells = [fmt_seconds(cold["first"]) if cold else "failed",
+                 fmt_seconds(cached["first"]) if cached else "failed",
+                 fmt_seconds(jax["first"]) if jax else "n/a",
+                 fmt_seconds(jax["warm"]) if jax else "n/a",
+                 f"{cold['first'] / jax['first']:.3g}×" if cold and jax else "n/a"]
+        lines.append(f"| {name} | " + " | ".join(cells) + " |")
+    return lines
 
 
 def cold_start_table(cold: dict[str, list[dict[str, float] | None]]) -> list[str]:
@@ -538,9 +639,10 @@ def cached_first_calls(names: list[str], sizes: list[int]) -> dict[str, float]:
         "import json, sys, time\n"
         f"sys.path.insert(0, {str(HERE)!r})\n"
         "import s2s_ad as ad\n"
+        "from loop_problems import LOOP_PROBLEMS\n"
         "from problems import ARRAY_PROBLEMS, PROBLEMS\n"
         "out = {}\n"
-        "for p in ARRAY_PROBLEMS:\n"
+        "for p in ARRAY_PROBLEMS + LOOP_PROBLEMS:\n"
         f"    if p.name not in {names!r}: continue\n"
         "    g = ad.gradient(ad.differentiable(p.fn, wrt=p.wrt, jit=True))\n"
         "    a = p.args()\n"
@@ -612,18 +714,30 @@ def fmt_seconds(s: float) -> str:
     return f"{s * 1e6:.3g} µs"
 
 
-def array_tables(array_problems, tools, results: Results) -> list[str]:
+ARRAY_INTRO = (
+    "Array problems (float64 NumPy arrays; the gradient is w.r.t. the named arrays). "
+    "Same ratios: time of one call divided by s2s_ad's Numba gradient call, **>1 means "
+    "slower than s2s_ad**. s2s_ad differentiates the code as written (GMM: index loops; "
+    "MLP: vectorised NumPy); JAX, PyTorch and autograd get a vectorised formulation "
+    "(`peers.py`). Every tool runs on one thread.")
+LOOP_INTRO = (
+    "Array statements in loops (`loop_problems.py`: NumPy slices, small arrays, `@` and "
+    "`inv` inside time-stepping and pair loops, written as a user writes them). Same "
+    "ratios, to s2s_ad's Numba gradient, **>1 means slower than s2s_ad**; s2s_ad against "
+    "the `numba.njit` primal of the same function is the primal column's inverse. JAX "
+    "uses `lax.fori_loop`/`lax.scan` or a vectorised form, PyTorch eager the same loops "
+    "or a vectorised form (`loop_peers.py`). Every tool runs on one thread.")
+
+
+def array_tables(array_problems, tools, results: Results, intro: str = ARRAY_INTRO
+                 ) -> list[str]:
     """The ratio table and raw times of the array problems (one size each)."""
     if not array_problems:
         return []
     cols = [t for t in ARRAY_TOOL_ORDER if t in tools]
     lines = [
         "",
-        "Array problems (float64 NumPy arrays; the gradient is w.r.t. the named arrays). "
-        "Same ratios: time of one call divided by s2s_ad's Numba gradient call, **>1 means "
-        "slower than s2s_ad**. s2s_ad differentiates the code as written (GMM: index loops; "
-        "MLP: vectorised NumPy); JAX, PyTorch and autograd get a vectorised formulation "
-        "(`peers.py`). Every tool runs on one thread.",
+        intro,
         "",
         "| problem | sizes | " + " | ".join(TOOL_TITLES[c] for c in cols) + " |",
         "|---|---|" + "---:|" * len(cols),
@@ -653,9 +767,40 @@ def array_tables(array_problems, tools, results: Results) -> list[str]:
     return lines
 
 
+GRADIENT_TOOLS = [REFERENCE, KERNEL, "s2s_ad-python", "hand-numba", "jax", "torch", "autograd"]
+
+
+def loop_ratio_table(loop_problems, tools, results: Results) -> list[str]:
+    """The loop family's gradients as multiples of the ``numba.njit`` primal (issue 22's
+    measure: a gradient at <= 3x its primal), and s2s_ad against JAX."""
+    if not loop_problems:
+        return []
+    cols = [t for t in GRADIENT_TOOLS if t in tools]
+    lines = [
+        "",
+        "The same gradients as multiples of the `numba.njit` primal of the same function "
+        "(time of one gradient call / time of one primal call, same run), and s2s_ad's "
+        "gradient against JAX's (**>1 means s2s_ad is slower than JAX**):",
+        "",
+        "| problem | primal, `numba.njit` | " + " | ".join(TOOL_TITLES[c] for c in cols)
+        + " | s2s_ad / JAX |",
+        "|---|---:|" + "---:|" * (len(cols) + 1),
+    ]
+    for p in loop_problems:
+        primal = results.cells.get((p.name, 0, "primal-numba"))
+        row = [fmt_ratio(results.cells.get((p.name, 0, c)), primal) for c in cols]
+        ours = results.cells.get((p.name, 0, REFERENCE))
+        jax = results.cells.get((p.name, 0, "jax"))
+        lines.append(f"| {p.name} | "
+                     + (fmt_seconds(primal.timing.seconds) if primal and primal.timing
+                        else "n/a")
+                     + " | " + " | ".join(row) + f" | {fmt_ratio(ours, jax)} |")
+    return lines
+
+
 def report(problems, array_problems, sizes, tools, versions, skipped, results: Results,
            command: str,
-           started: str, wall: float, mach: dict[str, str]) -> str:
+           started: str, wall: float, mach: dict[str, str], loop_problems=()) -> str:
     cols = [t for t in TOOL_ORDER if t in tools]
     lines = [
         "# s2s_ad benchmark results",
@@ -669,7 +814,7 @@ def report(problems, array_problems, sizes, tools, versions, skipped, results: R
     ]
     for name, why in skipped.items():
         lines.append(f"- skipped {name}: {why}")
-    lines += [
+    lines += [] if not problems else [
         "",
         f"Time of one gradient call divided by the time of s2s_ad's (Numba) gradient call "
         f"for the same problem and n: **>1 means slower than s2s_ad**. Warm calls, min over "
@@ -685,8 +830,12 @@ def report(problems, array_problems, sizes, tools, versions, skipped, results: R
             row = [fmt_ratio(results.cells.get((p.name, n, c)), ref) for c in cols]
             lines.append(f"| {p.name} | {n:,} | " + " | ".join(row) + " |")
     lines += array_tables(array_problems, tools, results)
-    lines += memory_table(problems, array_problems, memory_size(sizes), results)
+    lines += array_tables(loop_problems, tools, results, LOOP_INTRO)
+    lines += loop_ratio_table(loop_problems, tools, results)
+    lines += memory_table(problems, [*array_problems, *loop_problems], memory_size(sizes),
+                          results)
     lines += cold_start_table(results.cold)
+    lines += loop_cold_table(results.loop_cold)
     lines += [
         "",
         "One-off costs (seconds, not ratios): s2s_ad's first gradient call in this process "
@@ -702,13 +851,13 @@ def report(problems, array_problems, sizes, tools, versions, skipped, results: R
     def get(d: dict, name: str) -> str:
         return fmt_seconds(d[name]) if name in d else "n/a"
 
-    for p in [*problems, *array_problems]:
+    for p in [*problems, *array_problems, *loop_problems]:
         lines.append(f"| {p.name} | {p.features} | {results.paths.get(p.name, 'n/a')} | "
                      f"{get(results.compile_s2s, p.name)} | "
                      f"{get(results.compile_s2s_cached, p.name)} | "
                      f"{get(results.compile_jax, p.name)} | "
                      f"{get(results.compile_hand, p.name)} |")
-    lines += [
+    lines += [] if not problems else [
         "",
         "Raw times of s2s_ad's Numba gradient (the denominators above; this machine, this "
         "run only) and its agreement with central finite differences:",
@@ -792,31 +941,37 @@ def main(argv: list[str] | None = None) -> int:
         os.environ.setdefault(var, "1")
     os.environ.setdefault("XLA_FLAGS", "--xla_cpu_multi_thread_eigen=false "
                                        "intra_op_parallelism_threads=1")
+    from loop_problems import LOOP_PROBLEMS
     from problems import ARRAY_PROBLEMS, PROBLEMS
 
     problems = [p for p in PROBLEMS if not args.problems or p.name in args.problems]
     array_problems = [p for p in ARRAY_PROBLEMS
                       if (not args.problems or p.name in args.problems) and not args.no_arrays]
+    loop_problems = [p for p in LOOP_PROBLEMS
+                     if (not args.problems or p.name in args.problems) and not args.no_arrays]
     started = datetime.datetime.now().astimezone().strftime("%Y-%m-%d %H:%M %Z")
     command = "python " + " ".join([os.path.relpath(__file__, HERE.parent)]
                                    + (argv if argv is not None else sys.argv[1:]))
     t0 = time.perf_counter()
-    tools, versions, skipped = build_tools(problems, array_problems, set(args.tools))
+    tools, versions, skipped = build_tools(problems, [*array_problems, *loop_problems],
+                                           set(args.tools))
     for name, why in skipped.items():
         print(f"skipping {name}: {why}", file=sys.stderr)
     results = Results()
     for p in problems:
         run_problem(p, args.sizes, tools, results, args)
-    for p in array_problems:
+    for p in [*array_problems, *loop_problems]:
         run_array_problem(p, tools, results, args)
     if not args.no_memory:
-        measure_memory(problems, array_problems, memory_size(args.sizes), results)
+        measure_memory(problems, [*array_problems, *loop_problems], memory_size(args.sizes),
+                       results)
     if not args.no_cold_start:
-        results.cold = cold_starts()
+        results.cold = cold_starts(None if not args.problems else set(args.problems))
+        results.loop_cold = loop_cold_starts(loop_problems, "jax" in tools)
     results.compile_s2s_cached = cached_first_calls(
-        [p.name for p in [*problems, *array_problems]], args.sizes)
+        [p.name for p in [*problems, *array_problems, *loop_problems]], args.sizes)
     text = report(problems, array_problems, args.sizes, tools, versions, skipped, results,
-                  command, started, time.perf_counter() - t0, machine())
+                  command, started, time.perf_counter() - t0, machine(), loop_problems)
     args.output.write_text(text)
     print("\n" + text)
     print(f"written to {args.output}")
