@@ -19,10 +19,12 @@ module and exactly each one's helpers):
   ``as_float64``, ``run_hook``
 - ``given``: ``given_cotangents``, ``given_cotangent`` (the cotangents a registered
   kernel gradient or a custom derivative returns, checked against the inputs)
-- ``tapes``: ``grow`` (growable tapes), ``accumulate`` and ``materialize``
-  (array cotangents, empty meaning "none yet")
+- ``tapes``: ``grow`` (growable tapes), ``block_push`` and ``block_read`` (a loop's
+  arrays, copied into one buffer), ``accumulate``, ``add_in_place`` and
+  ``materialize`` (array cotangents, empty meaning "none yet")
 - ``broadcasting``: ``unbroadcast``, ``unbroadcast_to_shape``,
-  ``unbroadcast_scalar`` (broadcasting's VJP)
+  ``unbroadcast_scalar`` (broadcasting's VJP), ``accumulate_to_shape`` (added into
+  a cotangent without temporaries)
 - ``reductions``: for each row of its table ``REDUCTIONS`` (sum, mean, prod, max,
   min, norm), the forms ``<r>_axis[_keepdims]``, ``<r>_all_keepdims`` (``norm_all``)
   and their VJPs ``<r>_vjp_axis[_keepdims]``, ``<r>_vjp_all[_keepdims]`` (``sum_axis``,

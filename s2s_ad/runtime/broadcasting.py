@@ -9,12 +9,13 @@ paths (in Numba with one pass over the cotangent, for any ndim).
 from __future__ import annotations
 
 import numpy as np
+from numba.core import types
 from numba.core.errors import TypingError
 from numba.extending import register_jitable
 
 from .axes import check_array, numba_impl
 
-__all__ = ["unbroadcast", "unbroadcast_scalar", "unbroadcast_to_shape"]
+__all__ = ["accumulate_to_shape", "unbroadcast", "unbroadcast_scalar", "unbroadcast_to_shape"]
 
 
 @register_jitable
@@ -133,3 +134,46 @@ def unbroadcast_scalar(c):
     6.0
     """
     return np.sum(c)
+
+
+def accumulate_to_shape(cotangent, contribution, shape):
+    """``accumulate(cotangent, unbroadcast_to_shape(contribution, shape))`` without
+    its temporaries: added in place when ``cotangent`` is already an array (and the
+    shapes match), one new float64 array when it is still empty (no cotangent yet).
+
+    >>> accumulate_to_shape(np.zeros(0), np.ones((2, 3)), (3,))
+    array([2., 2., 2.])
+    >>> accumulate_to_shape(np.ones(3), np.ones(3), (3,))
+    array([2., 2., 2.])
+    """
+    contribution = np.asarray(contribution)
+    if contribution.size == 0:
+        return cotangent
+    if cotangent.size == 0:
+        return unbroadcast_to_shape(contribution, shape).astype(np.float64, copy=False)
+    if contribution.shape == tuple(shape):
+        cotangent += contribution
+    else:
+        cotangent += unbroadcast_to_shape(contribution, shape)
+    return cotangent
+
+
+@numba_impl(accumulate_to_shape)
+def _ol_accumulate_to_shape(cotangent, contribution, shape):
+    check_array(contribution, "contribution")
+    fresh_float = contribution.dtype == types.float64
+
+    def impl(cotangent, contribution, shape):
+        if contribution.size == 0:
+            return cotangent
+        if cotangent.size == 0:
+            summed = unbroadcast_to_shape(contribution, shape)  # a new array
+            return summed if fresh_float else summed.astype(np.float64)
+        if contribution.shape == shape:
+            cotangent += contribution
+        else:
+            cotangent += unbroadcast_to_shape(contribution, shape)
+        return cotangent
+
+    return impl
+

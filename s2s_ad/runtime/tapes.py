@@ -2,6 +2,9 @@
 
 A loop whose trip count is not known ahead pushes the values the pullback
 needs onto a *tape*, an array that ``grow`` makes half as long again when full.
+Arrays computed in a loop are copied one after another into a *block*, one flat
+buffer (``block_push``), and read back as views of it (``block_read``): one
+allocation instead of one per iteration, and the loop's temporaries are freed.
 
 An array cotangent starts as an *empty* array of the right rank, meaning "no
 cotangent yet", so the forward pass never has to save a shape only for the
@@ -15,7 +18,7 @@ from __future__ import annotations
 import numpy as np
 from numba.extending import register_jitable
 
-__all__ = ["accumulate", "grow", "materialize"]
+__all__ = ["accumulate", "add_in_place", "block_push", "block_read", "grow", "materialize"]
 
 
 @register_jitable
@@ -57,6 +60,19 @@ def accumulate(cotangent, contribution):
 
 
 @register_jitable
+def add_in_place(view, contribution):
+    """``view += contribution``, into the memory ``view`` shares (a slice of a
+    cotangent), with no copy back.
+
+    >>> cotangent = np.zeros(4)
+    >>> add_in_place(cotangent[1:3], np.ones(2))
+    >>> cotangent.tolist()
+    [0.0, 1.0, 1.0, 0.0]
+    """
+    view += contribution
+
+
+@register_jitable
 def materialize(cotangent, like):
     """The array cotangent, or zeros shaped like ``like`` if there is none yet.
 
@@ -66,3 +82,40 @@ def materialize(cotangent, like):
     if cotangent.size == 0 and like.size != 0:
         return np.zeros(like.shape)
     return cotangent
+
+
+@register_jitable
+def block_push(block, at, value, expected):
+    """``block`` with ``value`` copied in at flat offset ``at``: the same buffer if it
+    has room, else a larger one. The first push makes room for ``expected`` values
+    of its size (the loop's trip count, when known), later growth doubles.
+
+    >>> block = block_push(np.empty(0), 0, np.ones((2, 2)), 3)
+    >>> block.shape, block_read(block_push(block, 4, np.full((2, 2), 2.0), 3), 4, (2, 2)).tolist()
+    ((12,), [[2.0, 2.0], [2.0, 2.0]])
+    """
+    n = value.size
+    if at + n > block.shape[0]:
+        room = n * max(expected, 1) if block.shape[0] == 0 else 2 * block.shape[0]
+        bigger = np.empty(max(room, at + n), block.dtype)
+        bigger[:at] = block[:at]
+        block = bigger
+    i = at
+    for item in value.flat:  # (no reshape: Numba compiles its error message slowly)
+        block[i] = item
+        i += 1
+    return block
+
+
+@register_jitable
+def block_read(block, at, shape):
+    """The array of ``shape`` that ``block_push`` copied in at offset ``at`` (a view).
+
+    >>> block_read(np.arange(6.0), 2, (2, 2)).tolist()
+    [[2.0, 3.0], [4.0, 5.0]]
+    """
+    n = 1
+    for d in shape:
+        n *= d
+    return block[at:at + n].reshape(shape)
+

@@ -89,7 +89,9 @@ def read_item(cx: Context, s: gast.Assign, target: str, prim: Primitive, where: 
 def _add_into(cx: Context, s: gast.Assign, d_x: str, index: gast.expr,
               g: gast.expr) -> gast.stmt:
     """``d_x[index] += g``; through an integer-array index repeated entries add up
-    (``rt.scatter_add``), as the gather read each of them."""
+    (``rt.scatter_add``), as the gather read each of them. A slice is added into
+    in place (``rt.add_in_place``): Numba's ``d_x[index] += g`` copies the slice
+    back onto itself."""
     if array_index(s.value.slice, cx.kind) is not None:
         node = expr_stmt(call("rt.scatter_add", load(d_x), index, g))
         set_line(node, cx.line)
@@ -99,6 +101,10 @@ def _add_into(cx: Context, s: gast.Assign, d_x: str, index: gast.expr,
             "indexing that mixes an index array with other index parts is not "
             "differentiable yet", cx.norm.parsed.location(s),
             "index with one integer or boolean array, or with integers and slices")
+    if isinstance(cx.kinds.get(s.targets[0].id), ArrayKind):  # a view: added in place
+        node = expr_stmt(call("rt.add_in_place", subscript_of(load(d_x), index), g))
+        set_line(node, cx.line)
+        return node
     return aug_item(d_x, index, g, cx.line)
 
 

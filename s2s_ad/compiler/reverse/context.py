@@ -55,6 +55,18 @@ class CalleeLink:
 
 
 @dataclass
+class Block:
+    """One buffer for the arrays a loop saves (see ``runtime.block_push``): its name,
+    the name of its end offset, and the name and number of arrays pushed per iteration
+    (set before the loop, so the first push makes room for all iterations)."""
+
+    name: str
+    end: str
+    per_trip: str
+    pushes: int = 0
+
+
+@dataclass
 class Loop:
     """A loop being reversed: its trip counter, tape position and tapes."""
 
@@ -62,6 +74,8 @@ class Loop:
     position: str | None = None
     trip: str | None = None  # name of the trip count when the tapes are preallocated
     tapes: list[tuple[str, str]] = field(default_factory=list)  # (tape, dtype)
+    # arrays saved in the loop, one block per dtype: dtype -> the Block
+    blocks: dict[str, Block] = field(default_factory=dict)
     parent: Loop | None = None  # the loop around this one
     line: int | None = None
     # values the reverse iteration recomputes (see recompute.py): name -> its statement

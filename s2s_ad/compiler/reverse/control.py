@@ -29,6 +29,7 @@ from s2s_ad.compiler.syntax.builders import (
     pass_stmt,
     store,
     stored_names,
+    written_arrays,
 )
 
 
@@ -47,9 +48,10 @@ def block(cx: Context, stmts: list[gast.stmt], where: Where) -> tuple[list, list
         stored = stored_names(s)
         before = [cx.versions.get(n, 0) for n in stored]
         f, r = statement(cx, s, where)
-        # names the statement binds hold new values now (unless its saves said so)
+        # names the statement binds hold new values now (unless its saves said so), and
+        # so do arrays it writes into: a later read saves their new contents
         saving.rebound(cx, [n for n, v in zip(stored, before, strict=True)
-                            if cx.versions.get(n, 0) == v])
+                            if cx.versions.get(n, 0) == v] + written_arrays(s))
         fwd.extend(f)
         rev[:0] = r
     return fwd, rev
@@ -91,11 +93,11 @@ def loop(cx: Context, s: gast.For | gast.While, where: Where) -> tuple[list, lis
     info.position = cx.namer.fresh("position")
     body_f, body_r = block(cx, s.body, inner)
     cx.line = line
-    if not body_r:
+    if not body_r and not info.tapes:
         node = copy.copy(s)
         node.body = body_f
         return [node], []
-    pre: list[gast.stmt] = []
+    pre: list[gast.stmt] = saving.per_trip_counts(info, line)
     head: list[gast.stmt] = [aug(info.counter, gast.Add(), const(1), line)]
     if plan is not None and where.top and (info.tapes or plan.before):
         pre += [assign(info.trip, call("len", s.iter), line)] + plan.before
@@ -143,6 +145,8 @@ def loop(cx: Context, s: gast.For | gast.While, where: Where) -> tuple[list, lis
     else:
         step = "_" if "_" not in cx.norm.locals else cx.namer.fresh("unused")
         backwards = call("range", count)
+    if not body_r:  # values saved for nothing: their tapes are filled, never read
+        return pre + [node] + f, []
     head_r = recompute.reverse_head(cx, info, step, bounds)
     rev_loop = for_stmt(store(step), backwards, head_r + body_r + tail)
     set_line(rev_loop, line)

@@ -12,13 +12,14 @@ import copy
 import gast
 
 from s2s_ad.compiler.reverse import recompute
-from s2s_ad.compiler.reverse.context import CalleeLink, Context, Loop, Where
+from s2s_ad.compiler.reverse.context import Block, CalleeLink, Context, Loop, Where
 from s2s_ad.compiler.syntax.annotations import set_line
 from s2s_ad.compiler.syntax.builders import (
     assign,
     assignment,
     attribute,
     aug,
+    binop,
     call,
     const,
     expr_stmt,
@@ -27,7 +28,7 @@ from s2s_ad.compiler.syntax.builders import (
     subscript_of,
     tuple_of,
 )
-from s2s_ad.kinds import NUMERIC, Kind
+from s2s_ad.kinds import NUMERIC, ArrayKind, Kind
 
 _DTYPES = {"int": "np.int64", "bool": "np.bool_"}
 
@@ -44,6 +45,8 @@ def save(cx: Context, atom: gast.expr, where: Where, reference: bool = False
     again = recompute.lookup(cx, name, where.loop)
     if again is not None:
         return [], [], again
+    if _in_block(kind, where) and not reference:  # a copy into the loop's block
+        return _saved_once(cx, name, where, lambda: _push_block(cx, name, kind, where))
     if name in cx.scratch and not reference:
         return _save_copy(cx, name, kind, where)
     if name in cx.stable:
@@ -90,23 +93,104 @@ def keep_shape(cx: Context, atom: gast.expr, where: Where, fwd: list[gast.stmt],
     expression the pullback reads it by: what broadcasting's adjoint needs, without
     keeping the array (and its memory) alive until the pullback runs.
 
-    An array of unknown or no dimensions is kept whole (Numba lists cannot hold
-    empty tuples)."""
+    An array of unknown or no dimensions is kept whole."""
     kind = cx.kind(atom)
     if not isinstance(atom, gast.Name) or kind.ndim in (None, 0):
         return attribute(keep(cx, atom, where, fwd, pops, reference=True), "shape")
     if atom.id in cx.stable or recompute.lookup(cx, atom.id, where.loop) is not None:
         return attribute(keep(cx, atom, where, fwd, pops, reference=True), "shape")
-    shape = cx.namer.fresh(f"{atom.id}_shape")
-    cx.kinds[shape] = ("int",) * kind.ndim
-    fwd.append(assign(shape, attribute(load(atom.id), "shape"), cx.line))
-    return keep(cx, load(shape), where, fwd, pops)
+    return tuple_of(_dims(cx, atom.id, kind.ndim, where, fwd, pops))
+
+
+def _dims(cx: Context, name: str, ndim: int, where: Where, fwd: list[gast.stmt],
+          pops: list[gast.stmt]) -> list[gast.expr]:
+    """Save the array's dimensions as numbers (number tapes in loops): the pullback's
+    expressions for them. Once per value and block, like :func:`save`."""
+    key = ("dims", id(where), name, cx.versions.get(name, 0))
+    if key in cx.saved:
+        return copy.deepcopy(cx.saved[key][1]).elts
+    dims = []
+    for d in range(ndim):
+        dim = cx.namer.fresh(f"{name}_dim{d}")
+        cx.kinds[dim] = "int"
+        fwd.append(assign(dim, subscript_of(attribute(load(name), "shape"), d), cx.line))
+        dims.append(keep(cx, load(dim), where, fwd, pops))
+    cx.saved[key] = (where, tuple_of(dims))
+    return dims
 
 
 def rebound(cx: Context, names: list[str]) -> None:
     """``names`` were just bound again: later reads save their new values."""
     for name in names:
         cx.versions[name] = cx.versions.get(name, 0) + 1
+
+
+def _in_block(kind: Kind, where: Where) -> bool:
+    """Arrays of a known number of dimensions, saved in a loop, go to a block."""
+    return (where.loop is not None and isinstance(kind, ArrayKind)
+            and kind.ndim not in (None, 0))
+
+
+def _saved_once(cx: Context, name: str, where: Where, push):
+    """One save per value and block: a second read of the same value (the name not
+    bound again in between) reads the first one's save."""
+    key = (id(where), name, cx.versions.get(name, 0))
+    if key in cx.saved:
+        return [], [], copy.deepcopy(cx.saved[key][1])
+    out = push()
+    cx.saved[key] = (where, out[2])  # (the Where kept alive, so its id stays unique)
+    return out
+
+
+def _push_block(cx: Context, name: str, kind: ArrayKind, where: Where):
+    """Copy the array into its loop's block at the block's end; the offset and the
+    shape go on number tapes, and the pullback reads the array back as a view."""
+    dtype = {"float": cx.float_dtype, "int": "np.int64", "bool": "np.bool_"}[kind.element()]
+    block = _block(cx, where.loop, dtype)
+    block.pushes += 1
+    at = cx.namer.fresh(f"{name}_at")
+    cx.kinds[at] = "int"
+    expected = binop(_trip_product(where) or const(1), gast.Mult(), load(block.per_trip))
+    fwd = [assign(at, load(block.end), cx.line),
+           assign(block.name, call("rt.block_push", load(block.name), load(at), load(name),
+                                   expected), cx.line),
+           assign(block.end, binop(load(at), gast.Add(), attribute(load(name), "size")),
+                  cx.line)]
+    pops: list[gast.stmt] = []
+    at_read = keep(cx, load(at), where, fwd, pops)
+    dims = _dims(cx, name, kind.ndim, where, fwd, pops)
+    return fwd, pops, call("rt.block_read", load(block.name), at_read, tuple_of(dims))
+
+
+def _block(cx: Context, loop: Loop, dtype: str) -> Block:
+    """The loop's block for arrays of ``dtype``, made on its first use."""
+    if dtype not in loop.blocks:
+        name = cx.namer.fresh("tape_block")
+        block = Block(name, cx.namer.fresh(f"{name}_end"), cx.namer.fresh(f"{name}_per_trip"))
+        cx.tapes[name] = "block"
+        cx.residual(name)
+        cx.kinds[block.per_trip] = "int"
+        cx.fwd_init += [assign(name, call("np.empty", const(0),
+                                          gast.parse(dtype, mode="eval").body)),
+                        assign(block.end, const(0))]
+        loop.blocks[dtype] = block
+    return loop.blocks[dtype]
+
+
+def per_trip_counts(loop: Loop, line: int | None) -> list[gast.stmt]:
+    """Before the loop: how many arrays each of its blocks receives per iteration."""
+    return [assign(b.per_trip, const(b.pushes), line) for b in loop.blocks.values()]
+
+
+def _trip_product(where: Where) -> gast.expr | None:
+    """The number of iterations of the preallocated loops around ``where``, if known."""
+    if where.prealloc is None:
+        return None
+    trips = [load(t) for t in where.prealloc.trips]
+    total = trips[0]
+    for t in trips[1:]:
+        total = binop(total, gast.Mult(), t)
+    return total
 
 
 def _save_copy(cx: Context, name: str, kind: Kind, where: Where):
@@ -149,12 +233,13 @@ def _push_list(cx: Context, name: str):
 
 
 def save_residuals(cx: Context, res: str, link: CalleeLink, where: Where):
-    """Save a callee's residual tuple; element by element when all are numbers,
-    so loops keep them in (preallocated) arrays rather than lists of tuples."""
+    """Save a callee's residual tuple; element by element when all are numbers or
+    arrays, so loops keep them in (preallocated) arrays and blocks rather than lists
+    of tuples."""
     kinds = link.transform.generated.residual_kinds
     if not kinds:  # nothing to keep (and Numba cannot store empty tuples in a list)
         return [], [], tuple_of([])
-    if where.top or not all(k in NUMERIC for k in kinds):
+    if where.top or not all(k in NUMERIC or _in_block(k, where) for k in kinds):
         return save(cx, load(res), where)
     fwd: list[gast.stmt] = []
     pops: list[gast.stmt] = []

@@ -192,9 +192,22 @@ def add(kind: Kind, current: gast.expr, value: gast.expr) -> gast.expr:
     if isinstance(kind, tuple):
         return tuple_of([add(k, subscript_of(current, i), subscript_of(value, i))
                          for i, k in enumerate(kind)])
+    if isinstance(kind, ArrayKind) and _calls(value, "rt.unbroadcast_to_shape"):
+        return call("rt.accumulate_to_shape", current, *value.args)  # no temporaries
     if isinstance(kind, ArrayKind):
         return call("rt.accumulate", current, value)
     return gast.BinOp(left=current, op=gast.Add(), right=value)
+
+
+def _calls(node: gast.expr, dotted: str) -> bool:
+    """``node`` is a call of the function spelled ``dotted`` (e.g. ``rt.grow``)."""
+    if not isinstance(node, gast.Call):
+        return False
+    parts, func = [], node.func
+    while isinstance(func, gast.Attribute):
+        parts.append(func.attr)
+        func = func.value
+    return isinstance(func, gast.Name) and ".".join([func.id, *reversed(parts)]) == dotted
 
 
 def function_def(name: str, params: list[str], body: list[gast.stmt]) -> gast.FunctionDef:
@@ -263,6 +276,14 @@ def loaded_names(node: gast.AST | list[gast.stmt]) -> list[str]:
 def stored_names(node: gast.AST | list[gast.stmt]) -> list[str]:
     """Every name ``node`` (a tree or a list of statements) assigns, in source order."""
     return _names(node, (gast.Store,))
+
+
+def written_arrays(node: gast.AST) -> list[str]:
+    """Every name whose items ``node`` writes (``x[index] = ...``), in source order."""
+    found = (n.value.id for n in gast.walk(node)
+             if isinstance(n, gast.Subscript) and isinstance(n.ctx, gast.Store)
+             and isinstance(n.value, gast.Name))
+    return list(dict.fromkeys(found))
 
 
 def assigned_names(stmts: list[gast.stmt]) -> set[str]:
