@@ -353,9 +353,11 @@ def _grads(t: Transform, raw: tuple, args: tuple) -> Any:
     return tuple([cast_like(raw[k], args[i]) for k, i in enumerate(positions)])
 
 
-def _check_integers(df: DifferentiableFunction, t: Transform, args: tuple) -> None:
+def _check_integers(df: DifferentiableFunction, t: Transform, args: tuple,
+                    stacklevel: int = 3) -> None:
     """Integer arguments (ints and int arrays) are never differentiated: an error when
-    that leaves nothing to differentiate, else a warning (once per argument types)."""
+    that leaves nothing to differentiate, else a warning (once per argument types) at
+    the caller ``stacklevel`` frames up (the user's call of the entry point)."""
     if df.wrt is not None or t in _checked:
         return
     params = t.parsed.params
@@ -375,7 +377,7 @@ def _check_integers(df: DifferentiableFunction, t: Transform, args: tuple) -> No
     _checked.add(t)  # warned once; an error above is raised at every call
     warnings.warn(f"{df.__name__}: the int argument{'s' * (not one)} {what} "
                   f"{'is' if one else 'are'} not differentiated; {hint}",
-                  IntegerArgumentWarning, stacklevel=3)
+                  IntegerArgumentWarning, stacklevel=stacklevel)
 
 
 _checked: set = set()
@@ -457,7 +459,7 @@ def _value_and_gradient(df: DifferentiableFunction, kind: str, args: tuple,
     t, fused, global_values = df.entry("fused", bound, defaulted)
     if t not in _checked:  # the first call with these argument types
         _scalar_result(t)
-        _check_integers(df, t, bound)
+        _check_integers(df, t, bound, stacklevel=4)
     call_args = lowered_args(t, bound) if t.structured else bound
     value, raw = _running(t, fused, *call_args, *global_values)
     result = value, _grads(t, raw, bound)

@@ -205,3 +205,13 @@ def test_overlapping_arguments_are_refused_in_the_steady_call(jit):
         call(buffer.copy(), buffer.copy())
         with pytest.raises(ad.ArgumentError, match="shares memory"):
             call(buffer, buffer[1:])
+
+
+def test_the_int_argument_warning_points_at_the_users_call():
+    """The full path sits one frame deeper than the entry point: the warning still
+    names the line that called ``gradient(f)`` or ``value_and_gradient(f)``."""
+    for transform in (ad.gradient, ad.value_and_gradient):
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            transform(ad.differentiable(lambda rate, count: rate * count, jit=False))(2.0, 3)
+        assert [w.filename for w in caught] == [__file__], transform
