@@ -36,6 +36,7 @@ from .compiler.jit import signature_text
 from .compiler.pipeline import Transform
 from .compiler.transforms import parsed_function, transform
 from .errors import ArgumentError, IntegerArgumentWarning, JitError, NonDifferentiableError
+from .fast_path import MISS, FastPath, PlanParts, build_plan
 from .kinds import kind_of_value
 from .markers import RecomputedFunction, custom_derivative, source_function
 from .structures import in_order_of, leaves, without_cut
@@ -68,8 +69,11 @@ class DifferentiableFunction:
         self.jit = jit
         self.status: dict[str, tuple[str, str]] = {}
         self.last: Transform | None = None
-        # key -> (transform, callable, global types, its hold(), written positions)
+        # key -> (transform, callable, global types, its hold(), written positions,
+        #         the plans made of it by entry point)
         self._entries: dict[tuple, tuple] = {}
+        # per entry point, the plan its calls try first (see fast_path)
+        self._fast = {kind: FastPath() for kind in _ENTRY_POINTS}
         functools.update_wrapper(self, fn)
         self.error: NonDifferentiableError | None = None
         self._arity = -1
@@ -96,11 +100,18 @@ class DifferentiableFunction:
         return f"<differentiable {getattr(self.fn, '__qualname__', self.fn)}>"
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        if not kwargs:
+            result = self._fast["primal"].call(args)
+            if result is not MISS:
+                return result
         if self.error is not None:
             raise self.error
-        args, _ = self.bind(args, kwargs)
-        t, primal, global_values = self.entry("primal", args)
-        return raised(t, _running(t, primal, *lowered_args(t, args), *global_values))
+        bound, defaulted = self.bind(args, kwargs)
+        t, primal, global_values = self.entry("primal", bound)
+        result = raised(t, _running(t, primal, *lowered_args(t, bound), *global_values))
+        if not kwargs and not defaulted:
+            self.install("primal", "primal", bound)
+        return result
 
     def bind(self, args: tuple, kwargs: dict) -> tuple[tuple, frozenset[int]]:
         """The arguments of a call as the original accepts them (keywords,
@@ -206,8 +217,43 @@ class DifferentiableFunction:
             fn = self.callable_for(t, getattr(t.generated, role).name,
                                    lowered_args(t, args) + passed_globals(t, values))
             self._entries[key] = (t, fn, tuple([type_key(v) for v in values]),
-                                  t.dependencies.hold, written)
+                                  t.dependencies.hold, written, {})
         return t, fn, passed_globals(t, values)
+
+    def fast_path(self, kind: str) -> FastPath:
+        """The plan entry point ``kind`` tries first (one of ``_ENTRY_POINTS``)."""
+        return self._fast[kind]
+
+    def install(self, kind: str, role: str, args: tuple) -> None:
+        """Make the plan of a call just validated by the full path (``args`` bound, none
+        defaulted) the one entry point ``kind`` tries first; made once per entry."""
+        hit = self._entries.get((role, _NONE_DEFAULTED, *map(type_key, args)))
+        if hit is None:
+            return
+        plan = hit[5].get(kind)
+        if plan is None:
+            plan = hit[5][kind] = build_plan(kind, self._plan_parts(hit, args))
+        self._fast[kind].call = plan
+
+    def _plan_parts(self, hit: tuple, args: tuple) -> PlanParts:
+        """What a plan of the entry ``hit`` runs, as :meth:`entry` and the entry points
+        run it (the same helpers, bound to its transform)."""
+        t, fn, global_types, _, written = hit[:5]
+        parts = PlanParts(tuple(map(type_key, args)), t.dependencies.condition("d_"), fn,
+                          functools.partial(_note, t, fn))
+        parts.globals = [(read.value, key)
+                         for read, key in zip(t.generated.hidden, global_types, strict=True)]
+        parts.wrt_positions = list(t.wrt_positions)
+        if t.structured_globals:
+            parts.pass_globals = functools.partial(passed_globals, t)
+        if t.structured:
+            parts.lower = functools.partial(lowered_args, t)
+        if written:
+            parts.refuse = functools.partial(refuse_overlaps, self.__name__,
+                                             t.parsed.params, written)
+        if t.structured_result:
+            parts.result = functools.partial(raised, t)
+        return parts
 
 
 def _unsupported(value: Any) -> str:
@@ -228,12 +274,18 @@ def _running(t: Transform, fn: Callable, *args: Any) -> Any:
     try:
         return fn(*args)
     except Exception as exc:
-        add_location_note(exc, t.module.path.parent, t.name,
-                          compiled=not isinstance(fn, types.FunctionType),
-                          origin=f"{t.parsed.filename}:{t.parsed.node.lineno}")
+        _note(t, fn, exc)
         raise
 
 
+def _note(t: Transform, fn: Callable, exc: BaseException) -> None:
+    """Add to ``exc``, raised by ``t``'s generated function ``fn``, the user's line."""
+    add_location_note(exc, t.module.path.parent, t.name,
+                      compiled=not isinstance(fn, types.FunctionType),
+                      origin=f"{t.parsed.filename}:{t.parsed.node.lineno}")
+
+
+_ENTRY_POINTS = ("primal", "value_and_gradient", "gradient")
 _wrappers: dict[Any, DifferentiableFunction] = {}
 _NONE_DEFAULTED: frozenset[int] = frozenset()
 _compiling = threading.RLock()
@@ -301,9 +353,11 @@ def _grads(t: Transform, raw: tuple, args: tuple) -> Any:
     return tuple([cast_like(raw[k], args[i]) for k, i in enumerate(positions)])
 
 
-def _check_integers(df: DifferentiableFunction, t: Transform, args: tuple) -> None:
+def _check_integers(df: DifferentiableFunction, t: Transform, args: tuple,
+                    stacklevel: int = 3) -> None:
     """Integer arguments (ints and int arrays) are never differentiated: an error when
-    that leaves nothing to differentiate, else a warning (once per argument types)."""
+    that leaves nothing to differentiate, else a warning (once per argument types) at
+    the caller ``stacklevel`` frames up (the user's call of the entry point)."""
     if df.wrt is not None or t in _checked:
         return
     params = t.parsed.params
@@ -323,7 +377,7 @@ def _check_integers(df: DifferentiableFunction, t: Transform, args: tuple) -> No
     _checked.add(t)  # warned once; an error above is raised at every call
     warnings.warn(f"{df.__name__}: the int argument{'s' * (not one)} {what} "
                   f"{'is' if one else 'are'} not differentiated; {hint}",
-                  IntegerArgumentWarning, stacklevel=3)
+                  IntegerArgumentWarning, stacklevel=stacklevel)
 
 
 _checked: set = set()
@@ -385,18 +439,33 @@ def value_and_gradient(f: Callable, wrt: Wrt = None) -> Callable:
     (6.0, 3.0)
     """
     df = as_differentiable(f, wrt)
+    fast = df.fast_path("value_and_gradient")
 
     def value_and_gradient_of(*args: Any, **kwargs: Any) -> tuple[Any, Any]:
-        args, defaulted = df.bind(args, kwargs)
-        t, fused, global_values = df.entry("fused", args, defaulted)
-        if t not in _checked:  # the first call with these argument types
-            _scalar_result(t)
-            _check_integers(df, t, args)
-        call_args = lowered_args(t, args) if t.structured else args
-        value, raw = _running(t, fused, *call_args, *global_values)
-        return value, _grads(t, raw, args)
+        if not kwargs:  # the plan validated by an earlier call (see fast_path)
+            result = fast.call(args)
+            if result is not MISS:
+                return result
+        return _value_and_gradient(df, "value_and_gradient", args, kwargs)
 
     return value_and_gradient_of
+
+
+def _value_and_gradient(df: DifferentiableFunction, kind: str, args: tuple,
+                        kwargs: dict) -> tuple[Any, Any]:
+    """The full path of ``value_and_gradient`` (and ``gradient``): bind, look up or
+    make the transform, check, run; then install its plan for entry point ``kind``."""
+    bound, defaulted = df.bind(args, kwargs)
+    t, fused, global_values = df.entry("fused", bound, defaulted)
+    if t not in _checked:  # the first call with these argument types
+        _scalar_result(t)
+        _check_integers(df, t, bound, stacklevel=4)
+    call_args = lowered_args(t, bound) if t.structured else bound
+    value, raw = _running(t, fused, *call_args, *global_values)
+    result = value, _grads(t, raw, bound)
+    if not kwargs and not defaulted:
+        df.install(kind, "fused", bound)
+    return result
 
 
 def gradient(f: Callable, wrt: Wrt = None) -> Callable:
@@ -408,10 +477,15 @@ def gradient(f: Callable, wrt: Wrt = None) -> Callable:
     >>> gradient(lambda x, y: x * y, wrt=(1,))(2.0, 3.0)
     2.0
     """
-    vg = value_and_gradient(f, wrt)
+    df = as_differentiable(f, wrt)
+    fast = df.fast_path("gradient")
 
     def gradient_of(*args: Any, **kwargs: Any) -> Any:
-        return vg(*args, **kwargs)[1]
+        if not kwargs:  # the plan validated by an earlier call (see fast_path)
+            result = fast.call(args)
+            if result is not MISS:
+                return result
+        return _value_and_gradient(df, "gradient", args, kwargs)[1]
 
     return gradient_of
 

@@ -2,13 +2,20 @@
 pullback reads.
 
 The residuals are what the generated forward function returns beside the value:
-a tuple of tapes (arrays), copies of arrays and scalars.  ``residual_bytes``
-sums their sizes, leaving out arrays that are the caller's own arguments (the
-forward keeps those by reference; they cost no memory).  ``read_bytes`` runs the
-generated Python pullback on the residuals with every array wrapped so that the
-items it reads are recorded: the bytes of the items read at least once are the
-values the pullback really needs, and the rest (unused growth room of a
-growable tape, a value saved but never read) is overhead.
+a tuple of tapes (arrays, typed lists of arrays or of tuples), copies of arrays
+and scalars.  ``residual_bytes`` sums what they hold: each memory block an array
+keeps alive counted once and whole (a view keeps all of its base; the views of
+one array that a typed list hands out at each iteration are one block), the
+item storage of typed lists, and scalars, leaving out the caller's own argument
+arrays (the forward keeps those by reference; they cost no memory).  Not counted:
+the allocator's bookkeeping, a header and alignment of about 0.1 KB per block
+(``tests/api/test_explain_bytes.py`` checks the sum against malloc's own count).
+
+``read_bytes`` runs the generated Python pullback on the residuals with every
+array wrapped so that the items it reads are recorded: the bytes of the items
+read at least once are the values the pullback really needs, and the rest
+(unused growth room of a growable tape, a value saved but never read) is
+overhead.
 
 >>> residual_bytes((np.zeros(10), 1.0, 3), arguments=())
 96
@@ -74,10 +81,57 @@ def _is_typed_list(value: Any) -> bool:
     return cls.__name__ == "List" and cls.__module__.startswith("numba.")
 
 
-def _array_key(array: np.ndarray) -> tuple:
-    """The memory an array occupies: the same for each boxing of one array that a
-    typed list hands out when it is iterated."""
-    return array.__array_interface__["data"][0], array.nbytes
+def _array_key(array: np.ndarray) -> tuple[int, int]:
+    """(address, bytes) of the memory block that keeps ``array``'s items: its root
+    base, a Numba allocation (the same for each boxing of one array that a typed
+    list hands out when it is iterated) or another buffer, whole."""
+    while isinstance(array.base, np.ndarray):
+        array = array.base
+    owner = array.base
+    parent = getattr(owner, "parent", None)  # Numba's view of a NumPy array
+    if isinstance(parent, np.ndarray):
+        return _array_key(parent)
+    if owner is not None:
+        try:
+            block = np.frombuffer(owner, dtype=np.uint8)
+        except (TypeError, ValueError):  # no buffer to read its extent from
+            block = None
+        if block is not None and block.nbytes:
+            return block.__array_interface__["data"][0], block.nbytes
+    return _extent(array)
+
+
+def _extent(array: np.ndarray) -> tuple[int, int]:
+    """(first address, bytes) spanned by ``array``'s items (strides of any sign)."""
+    low, high = np.lib.array_utils.byte_bounds(array)
+    return low, high - low
+
+
+def _typed_list_storage(value: Any) -> int:
+    """Bytes a typed list stores its items in (each item's compiled layout: an array
+    is a struct pointing to its memory block, a tuple its fields in a row)."""
+    from numba.core.registry import cpu_target  # only here: typed lists imply Numba
+
+    context = cpu_target.target_context
+    item = context.get_data_type(value._list_type.item_type)
+    return len(value) * context.get_abi_sizeof(item)
+
+
+def _blocks(value: Any, stored: bool = False) -> Iterator[np.ndarray | int]:
+    """The arrays in a residual structure, and the bytes held besides them: typed
+    lists' item storage and scalars (``stored``: inside a typed list's items, where
+    the storage counts them already)."""
+    if _is_typed_list(value):
+        yield _typed_list_storage(value)
+        for item in value:
+            yield from _blocks(item, stored=True)
+    elif isinstance(value, tuple | list):
+        for item in value:
+            yield from _blocks(item, stored)
+    elif isinstance(value, np.ndarray):
+        yield value
+    elif not stored:
+        yield _scalar_bytes(value)
 
 
 def _scalar_bytes(value: Any) -> int:
@@ -92,26 +146,33 @@ def _is_argument(array: np.ndarray, arguments: tuple) -> bool:
     return any(isinstance(a, np.ndarray) and np.shares_memory(array, a) for a in arguments)
 
 
-def residual_bytes(residuals: Any, arguments: tuple) -> int:
-    """Bytes of the arrays (each counted once) and scalars in ``residuals``, leaving
-    out arrays that share memory with an array in ``arguments``."""
-    seen: set[tuple] = set()
-    total = 0
-    for leaf in _leaves(residuals):
-        if isinstance(leaf, np.ndarray):
-            if _array_key(leaf) not in seen and not _is_argument(leaf, arguments):
-                total += leaf.nbytes
-            seen.add(_array_key(leaf))
+def _kept_blocks(residuals: Any, arguments: tuple) -> tuple[dict[tuple, bool], int]:
+    """``{memory block: whether it is an argument's}`` of the arrays in ``residuals``,
+    and the bytes held besides them."""
+    blocks: dict[tuple, bool] = {}
+    other = 0
+    for part in _blocks(residuals):
+        if isinstance(part, np.ndarray):
+            key = _array_key(part)
+            if key not in blocks:
+                blocks[key] = _is_argument(part, arguments)
         else:
-            total += _scalar_bytes(leaf)
-    return total
+            other += part
+    return blocks, other
+
+
+def residual_bytes(residuals: Any, arguments: tuple) -> int:
+    """Bytes held by ``residuals``: the memory blocks of its arrays (each counted once,
+    whole), typed lists' item storage and scalars, leaving out the blocks of the
+    arrays in ``arguments``."""
+    blocks, other = _kept_blocks(residuals, arguments)
+    return other + sum(size for (_, size), argument in blocks.items() if not argument)
 
 
 def argument_bytes(residuals: Any, arguments: tuple) -> int:
     """Bytes of the argument arrays that ``residuals`` keeps by reference."""
-    kept = {_array_key(leaf): leaf for leaf in _leaves(residuals)
-            if isinstance(leaf, np.ndarray) and _is_argument(leaf, arguments)}
-    return sum(a.nbytes for a in kept.values())
+    blocks, _ = _kept_blocks(residuals, arguments)
+    return sum(size for (_, size), argument in blocks.items() if argument)
 
 
 class _ReadRecorder(np.ndarray):

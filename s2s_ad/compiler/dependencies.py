@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import contextlib
 import numbers
+import string
 import threading
 import types
 from collections import ChainMap
@@ -189,21 +190,37 @@ class Dependencies:
         self.generation = generation
         self.hold: Callable[[], bool] = _compile(list(checks.values()), generation)
 
+    def condition(self, prefix: str) -> tuple[str, dict[str, Any]]:
+        """``hold()`` as one Python expression over the returned names (each starting
+        with ``prefix``), for code that inlines it; evaluating it may raise KeyError or
+        ValueError, which means false."""
+        return _condition(list(self.checks.values()), self.generation, prefix)
+
+
+def _condition(checks: list[tuple[str, tuple]], generation: int, prefix: str
+               ) -> tuple[str, dict[str, Any]]:
+    """The expression of every check, and the objects its names stand for."""
+    bound: dict[str, Any] = {f"{prefix}GEN": GENERATION}
+    tests = [f"{prefix}GEN[0] == {generation}"]
+    for n, (test, objects) in enumerate(checks):
+        names = [f"{prefix}c{n}_{k}" for k in range(len(objects))]
+        used = {int(field) for _, field, _, _ in _FORMATTER.parse(test) if field}
+        bound.update((names[k], objects[k]) for k in sorted(used))
+        tests.append(f"({test.format(*names)})")
+    return " and ".join(tests), bound
+
+
+_FORMATTER = string.Formatter()
+
 
 def _compile(checks: list[tuple[str, tuple]], generation: int) -> Callable[[], bool]:
     """One function evaluating every check: identity tests on objects it holds in its
     closure (an empty cell or a name now missing raise inside it: false)."""
-    bound: dict[str, Any] = {"GEN": GENERATION}
-    tests = [f"GEN[0] == {generation}"]
-    for n, (test, objects) in enumerate(checks):
-        names = [f"c{n}_{k}" for k in range(len(objects))]
-        bound.update(zip(names, objects, strict=True))
-        tests.append(f"({test.format(*names)})")
-    used = [name for name in bound if any(name in t for t in tests)]
-    source = (f"def make({', '.join(used)}):\n    def hold():\n        try:\n"
-              f"            return {' and '.join(tests)}\n"
+    expression, bound = _condition(checks, generation, "")
+    source = (f"def make({', '.join(bound)}):\n    def hold():\n        try:\n"
+              f"            return {expression}\n"
               "        except (KeyError, ValueError):\n            return False\n"
               "    return hold\n")
     space: dict[str, Any] = {}
     exec(source, space)  # noqa: S102 - the tests are built above from fixed templates
-    return space["make"](*[bound[name] for name in used])
+    return space["make"](*bound.values())

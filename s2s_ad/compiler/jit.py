@@ -32,8 +32,10 @@ from numba.core import errors as numba_errors
 from numba.typed import List as NumbaList
 
 from s2s_ad.compiler.memory import keep_freed_memory
+from s2s_ad.compiler.weak_floats import WEAK, weakened
 from s2s_ad.errors import JitError
 from s2s_ad.runtime.python_math import checked_math
+from s2s_ad.runtime.weak_floats import weak
 
 # what Numba raises when it cannot compile (an ImportError when SciPy, which its
 # linear algebra needs, is missing)
@@ -121,7 +123,8 @@ class GeneratedModule:
         self.failures: dict[tuple[str, tuple], str] = {}
 
     def _load(self, extra: dict[str, Any], register: bool = False) -> dict[str, Any]:
-        """Execute the module; ``register`` puts it in ``sys.modules``.
+        """Execute the module; ``register`` puts it in ``sys.modules`` and runs the
+        source as Numba compiles it (number literals weak, see ``weak_floats``).
 
         Numba's disk cache re-imports a compiled function's module by name, so
         the module whose functions Numba compiles must be importable.
@@ -132,7 +135,9 @@ class GeneratedModule:
         module.__dict__.update(extra)
         if register:
             sys.modules[name] = module
-        exec(compile(self.source, str(self.path), "exec"), module.__dict__)
+        code = weakened(self.source, str(self.path)) if register else \
+            compile(self.source, str(self.path), "exec")
+        exec(code, module.__dict__)
         return module.__dict__
 
     def python(self, name: str) -> Any:
@@ -145,7 +150,8 @@ class GeneratedModule:
         """The Numba dispatcher of function ``name`` (not compiled yet)."""
         if self._numba is None:
             keep_freed_memory()  # tapes reuse memory instead of page-faulting anew
-            ns = self._load({"List": NumbaList, **self._bind_numba()}, register=True)
+            ns = self._load({"List": NumbaList, WEAK: weak, **self._bind_numba()},
+                            register=True)
             ns["math"] = checked_math  # CPython's math domain errors (log(-1.0))
             for fn in self.functions:
                 ns[fn] = numba.njit(cache=True)(ns[fn])

@@ -47,8 +47,9 @@ module and exactly each one's helpers):
   item), ``sum_items``, ``fill_like``, ``at_max``, ``at_min`` (of Python's sum, max and
   min of a tuple)
 - private: ``reduction_kernels`` (each reduction's Numba kernels and NumPy VJP
-  rules), ``axes`` (axis normalisation and shape tuples, both paths) and
-  ``python_math`` (the math module with its domain errors, for compiled code)
+  rules), ``axes`` (axis normalisation and shape tuples, both paths),
+  ``python_math`` (the math module with its domain errors, for compiled code) and
+  ``weak_floats`` (float literals keep a float32 operand's dtype, for compiled code)
 
 What Numba 0.68 supports natively (nopython mode, float64 arrays; "helper"
 names the helper here that fills the gap):

@@ -365,7 +365,8 @@ def test_typed_list_tapes_are_counted():
     from numba.typed import List  # noqa: PLC0415
 
     tape = List([np.zeros(3), np.ones(3)])
-    assert residual_bytes((tape, 1.0), arguments=()) == 2 * 3 * 8 + 8
+    # each item: its array's struct (7 words) in the list, its 3 float64s apart
+    assert residual_bytes((tape, 1.0), arguments=()) == 2 * 7 * 8 + 2 * 3 * 8 + 8
 
 
 def test_compiled_tapes_keep_at_least_what_the_pullback_reads():
@@ -375,6 +376,8 @@ def test_compiled_tapes_keep_at_least_what_the_pullback_reads():
     python = ad.explain(ad.differentiable(tanh_layers, jit=False), weights, 5,
                         memory=True).memory
     assert compiled.read <= compiled.residual
-    assert compiled.residual == python.residual
+    # the same arrays, and the typed lists' item structs (7 words per 1-d array)
+    extra = compiled.residual - python.residual
+    assert extra > 0 and extra % (7 * 8) == 0
     # each of 5 iterations keeps at least one array of 4 float64s
     assert compiled.residual >= 5 * 4 * 8
