@@ -15,7 +15,6 @@ import functools
 import inspect
 import threading
 import types
-import warnings
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
@@ -35,8 +34,9 @@ from .compiler.custom import calling_wrapper
 from .compiler.jit import signature_text
 from .compiler.pipeline import Transform
 from .compiler.transforms import parsed_function, transform
-from .errors import ArgumentError, IntegerArgumentWarning, JitError, NonDifferentiableError
+from .errors import ArgumentError, JitError, NonDifferentiableError
 from .fast_path import MISS, FastPath, PlanParts, build_plan
+from .integer_arguments import check_integers, integers_checked
 from .kinds import kind_of_value
 from .markers import RecomputedFunction, custom_derivative, source_function
 from .structures import in_order_of, leaves, without_cut
@@ -353,72 +353,6 @@ def _grads(t: Transform, raw: tuple, args: tuple) -> Any:
     return tuple([cast_like(raw[k], args[i]) for k, i in enumerate(positions)])
 
 
-def _check_integers(df: DifferentiableFunction, t: Transform, args: tuple,
-                    stacklevel: int = 3) -> None:
-    """Integer arguments (ints and int arrays) are never differentiated: an error when
-    that leaves nothing to differentiate, else a warning (once per argument types) at
-    the caller ``stacklevel`` frames up (the user's call of the entry point)."""
-    if df.wrt is not None or t in _checked:
-        return
-    params = t.parsed.params
-    ints = [i for i, a in enumerate(args) if _is_integer(a)]
-    if t.wrt_positions:  # only those that would carry a derivative as floats
-        ints = [i for i in ints if _would_carry(df, args, i)]
-    if not ints:
-        _checked.add(t)
-        return
-    what = ", ".join(_integer_text(params[i], args[i]) for i in ints)
-    hint = f"pass floats to differentiate them ({_as_float_text(params[ints[0]], args[ints[0]])})"
-    one = len(ints) == 1
-    if not t.wrt_positions:
-        raise ArgumentError(f"{df.__name__}: no argument is differentiated: {what} "
-                            f"{_int_word(args[ints[0]]) if one else 'are ints'}, and ints "
-                            f"never are; {hint}")
-    _checked.add(t)  # warned once; an error above is raised at every call
-    warnings.warn(f"{df.__name__}: the int argument{'s' * (not one)} {what} "
-                  f"{'is' if one else 'are'} not differentiated; {hint}",
-                  IntegerArgumentWarning, stacklevel=stacklevel)
-
-
-_checked: set = set()
-
-
-def _is_integer(value: Any) -> bool:
-    """An int, or an array of ints (bools are not counted: they are not numbers meant)."""
-    if isinstance(value, np.ndarray):
-        return value.dtype.kind in "iu"
-    return isinstance(value, int | np.integer) and not isinstance(value, bool | np.bool_)
-
-
-def _int_word(value: Any) -> str:
-    return "holds ints" if isinstance(value, np.ndarray) else "is an int"
-
-
-def _integer_text(name: str, value: Any) -> str:
-    if isinstance(value, np.ndarray):
-        return f"{name} (an array of dtype {value.dtype})"
-    return f"{name}={value!r}"
-
-
-def _as_float_text(name: str, value: Any) -> str:
-    if isinstance(value, np.ndarray):
-        return f"{name}.astype(float)"
-    return f"{name}={float(value)!r}"
-
-
-def _would_carry(df: DifferentiableFunction, args: tuple, position: int) -> bool:
-    """Whether the int argument at ``position`` would have a derivative that is not
-    always zero were it a float (not a loop bound, an index or a count)."""
-    kinds = [kind_of_value(a) for a in args]
-    kinds[position] = kind_of_value(np.asarray(args[position], dtype=float)) \
-        if isinstance(args[position], np.ndarray) else "float"
-    try:
-        t = transform(df.fn, kinds, [position])
-    except (NonDifferentiableError, TypeError, ValueError):
-        return False  # it only works as an int (range(n), an index)
-    return not t.zero_derivatives
-
-
 def _scalar_result(t: Transform) -> None:
     if t.result_kind not in ("float", "int", "bool"):
         raise TypeError(f"gradient needs a function with a scalar float result, but "
@@ -457,9 +391,9 @@ def _value_and_gradient(df: DifferentiableFunction, kind: str, args: tuple,
     make the transform, check, run; then install its plan for entry point ``kind``."""
     bound, defaulted = df.bind(args, kwargs)
     t, fused, global_values = df.entry("fused", bound, defaulted)
-    if t not in _checked:  # the first call with these argument types
+    if not integers_checked(t):  # the first call with these argument types
         _scalar_result(t)
-        _check_integers(df, t, bound, stacklevel=4)
+        check_integers(df, t, bound, stacklevel=4)
     call_args = lowered_args(t, bound) if t.structured else bound
     value, raw = _running(t, fused, *call_args, *global_values)
     result = value, _grads(t, raw, bound)
@@ -502,7 +436,7 @@ def value_with_pullback(f: Callable, *args: Any, wrt: Wrt = None,
     df = as_differentiable(f, wrt)
     args, defaulted = df.bind(args, kwargs)
     t, forward, global_values = df.entry("forward", args, defaulted)
-    _check_integers(df, t, args)
+    check_integers(df, t, args)
     # it runs on copies of the caller's arrays, which the caller may change before the
     # pullback runs (the arrays it writes into it copies itself)
     passed = copied((*lowered_args(t, args), *global_values), t.written_positions)

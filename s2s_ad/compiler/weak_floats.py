@@ -4,12 +4,12 @@ The generated module file is loaded twice (see :mod:`s2s_ad.compiler.jit`); for
 Numba, each int or float literal that is an operand of an arithmetic operation
 (``x * 2.0``, ``1.0 / d``, ``np.maximum(z, 0.0)``, ``np.where(c, x, 0.0)``) next to
 a plain operand (a name, an attribute or an item of one) is wrapped in
-``_s2s_weak(literal, operand)``: :func:`s2s_ad.runtime.weak_floats.weak`, which
+``s2s_weak_float(literal, operand)``: :func:`s2s_ad.runtime.weak_floats.weak`, which
 gives it a float32 operand's dtype, as NumPy 2 does for a Python number.  The
 Python path runs the file as written.  Line numbers are kept.
 
 >>> print(ast.unparse(weakened_tree(ast.parse("y = np.maximum(z, 0.0) * 2"))))
-y = np.maximum(z, _s2s_weak(0.0, z)) * 2
+y = np.maximum(z, s2s_weak_float(0.0, z)) * 2
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ import ast
 from types import CodeType
 
 #: The name the wrapper is bound to in the module loaded for Numba.
-WEAK = "_s2s_weak"
+WEAK = "s2s_weak_float"
 #: NumPy functions of two operands, and ``where`` (its second and third).
 _BINARY = frozenset({"maximum", "minimum", "fmax", "fmin", "add", "subtract", "multiply",
                      "divide", "true_divide", "power", "arctan2", "hypot", "copysign"})

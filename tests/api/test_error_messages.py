@@ -376,8 +376,7 @@ def test_compiled_tapes_keep_at_least_what_the_pullback_reads():
     python = ad.explain(ad.differentiable(tanh_layers, jit=False), weights, 5,
                         memory=True).memory
     assert compiled.read <= compiled.residual
-    # the same arrays, and the typed lists' item structs (7 words per 1-d array)
-    extra = compiled.residual - python.residual
-    assert extra > 0 and extra % (7 * 8) == 0
+    # a loop's arrays are copied into a block, an array on both paths: the same bytes
+    assert compiled.residual == python.residual
     # each of 5 iterations keeps at least one array of 4 float64s
     assert compiled.residual >= 5 * 4 * 8

@@ -45,13 +45,13 @@ def save(cx: Context, atom: gast.expr, where: Where, reference: bool = False
     again = recompute.lookup(cx, name, where.loop)
     if again is not None:
         return [], [], again
+    if name in cx.stable:
+        cx.residual(name, kind)
+        return [], [], load(name)
     if _in_block(kind, where) and not reference:  # a copy into the loop's block
         return _saved_once(cx, name, where, lambda: _push_block(cx, name, kind, where))
     if name in cx.scratch and not reference:
         return _save_copy(cx, name, kind, where)
-    if name in cx.stable:
-        cx.residual(name, kind)
-        return [], [], load(name)
     numeric = kind in NUMERIC
     # one save per value: a second read of the same value in the same block (the name
     # not bound again in between) reads the first one's copy or tape slot
