@@ -221,13 +221,14 @@ def _in_use_bytes() -> int | None:
 
 TAPES = [
     pytest.param(heat, lambda: (np.sin(np.linspace(0.0, 3.0, 1000)), 0.2, 300),
-                 id="typed-lists-of-arrays-and-views"),
+                 id="a-loops-block-of-arrays"),
     pytest.param(sines_tape, lambda: (0.5, 200_000), id="preallocated-array"),
     pytest.param(per_row, lambda: (np.cos(np.arange(300 * 1000.0)).reshape(300, 1000), 0.7),
-                 id="typed-list-of-tuples"),
+                 id="callee-residuals-per-row"),
 ]
 
 
+@pytest.mark.slow  # ~20 s each: full garbage collections of a worker's heap
 @pytest.mark.parametrize("f, make_args", TAPES)
 def test_the_reported_bytes_are_what_the_tapes_hold(f, make_args, jit):
     """Against the process: malloc's bytes in use with the forward's residuals alive
