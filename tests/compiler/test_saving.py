@@ -104,3 +104,15 @@ def test_an_operands_dimensions_are_saved_once_per_value():
     # table is read by name (never rebound); acc is rebound each step: its
     # dimensions are saved once per version, not once per statement reading them
     assert source.count("acc_dim0 = acc.shape[0]") == 1
+
+
+@pytest.mark.parametrize("jit", [False, True], ids=["python", "numba"])
+def test_a_second_pullback_call_reads_the_same_blocks(jit):
+    """The pullback reads blocks through views and restores overwritten slices from
+    them: it must leave them as the forward filled them."""
+    temperature, conductivity, steps = CASES["rod_energy"][1]
+    _, pullback = ad.value_with_pullback(ad.differentiable(rod_energy, jit=jit),
+                                         temperature.copy(), conductivity, steps)
+    first, second = pullback(1.0), pullback(1.0)
+    assert np.array_equal(first[0], second[0]) and first[1] == second[1]
+    assert np.abs(first[0]).max() > 0.0
