@@ -48,7 +48,7 @@ def save(cx: Context, atom: gast.expr, where: Where, reference: bool = False
     if name in cx.stable:
         cx.residual(name, kind)
         return [], [], load(name)
-    if _in_block(kind, where) and not reference:  # a copy into the loop's block
+    if _in_block(name, kind, where) and not reference:  # a copy into the loop's block
         return _saved_once(cx, name, where, lambda: _push_block(cx, name, kind, where))
     if name in cx.scratch and not reference:
         return _save_copy(cx, name, kind, where)
@@ -125,10 +125,12 @@ def rebound(cx: Context, names: list[str]) -> None:
         cx.versions[name] = cx.versions.get(name, 0) + 1
 
 
-def _in_block(kind: Kind, where: Where) -> bool:
-    """Arrays of a known number of dimensions, saved in a loop, go to a block."""
+def _in_block(name: str, kind: Kind, where: Where) -> bool:
+    """Arrays of a known number of dimensions, saved in a loop, go to a block. Not the
+    value of a function with early returns (``retval``, from normalize): its kind joins
+    those of the returns, so it may hold a number where the kind says array."""
     return (where.loop is not None and isinstance(kind, ArrayKind)
-            and kind.ndim not in (None, 0))
+            and kind.ndim not in (None, 0) and not name.startswith("retval"))
 
 
 def _saved_once(cx: Context, name: str, where: Where, push):
@@ -239,7 +241,7 @@ def save_residuals(cx: Context, res: str, link: CalleeLink, where: Where):
     kinds = link.transform.generated.residual_kinds
     if not kinds:  # nothing to keep (and Numba cannot store empty tuples in a list)
         return [], [], tuple_of([])
-    if where.top or not all(k in NUMERIC or _in_block(k, where) for k in kinds):
+    if where.top or not all(k in NUMERIC or _in_block("", k, where) for k in kinds):
         return save(cx, load(res), where)
     fwd: list[gast.stmt] = []
     pops: list[gast.stmt] = []
