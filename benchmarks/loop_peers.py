@@ -338,6 +338,17 @@ def make_loop_hand_numba() -> dict[str, Callable]:
 # --------------------------------------------------------------------------------------
 
 
+def jax_array_grad(jax, f: Callable, nwrt: int, static: tuple[int, ...]) -> Callable:
+    """``jax.jit(jax.grad(f))`` w.r.t. the first ``nwrt`` arguments (``static``: the
+    positions of static arguments), returning NumPy arrays once the result is ready."""
+    g = jax.jit(jax.grad(f, argnums=tuple(range(nwrt))), static_argnums=static)
+
+    def grad(*args):
+        out = jax.block_until_ready(g(*args))
+        return tuple(np.asarray(v) for v in out)
+    return grad
+
+
 def make_loop_jax() -> dict[str, Callable]:
     import jax
     import jax.numpy as jnp
@@ -417,12 +428,7 @@ def make_loop_jax() -> dict[str, Callable]:
         return last[-1]
 
     def wrap(f: Callable, nwrt: int, static: tuple[int, ...]) -> Callable:
-        g = jax.jit(jax.grad(f, argnums=tuple(range(nwrt))), static_argnums=static)
-
-        def grad(*args):
-            out = jax.block_until_ready(g(*args))
-            return tuple(np.asarray(v) for v in out)
-        return grad
+        return jax_array_grad(jax, f, nwrt, static)
 
     return {"heat": wrap(heat, 2, (2,)), "ode_rk4": wrap(ode_rk4, 2, (3,)),
             "kalman": wrap(kalman, 3, ()), "bundle": wrap(bundle, 2, ()),

@@ -28,7 +28,7 @@ from collections.abc import Callable
 
 import numba
 import numpy as np
-from loop_peers import make_loop_jax, make_loop_torch
+from loop_peers import jax_array_grad, make_loop_jax, make_loop_torch
 from problems import lower_gather_index
 
 # --------------------------------------------------------------------------------------
@@ -523,12 +523,7 @@ def make_array_jax() -> dict[str, Callable]:
     loops["lstm"] = (lstm, 2)
 
     def wrap(f: Callable, nwrt: int, static: tuple[int, ...]) -> Callable:
-        g = jax.jit(jax.grad(f, argnums=tuple(range(nwrt))), static_argnums=static)
-
-        def grad(*args):
-            out = jax.block_until_ready(g(*args))
-            return tuple(np.asarray(v) for v in out)
-        return grad
+        return jax_array_grad(jax, f, nwrt, static)
 
     grad_gmm = wrap(gmm, 3, (4, 5))
     return {"gmm": grad_gmm, "gmm_vectorised": lambda *args: grad_gmm(*args[:-1]),
