@@ -25,6 +25,7 @@ from .errors import (
     NonDifferentiableError,
     ZeroDerivativeWarning,
 )
+from .forward_mode import jvp
 from .introspect import Diagnostic, Explanation, diagnose, explain, source
 from .kernels import (
     backend,
@@ -64,6 +65,7 @@ __all__ = [
     "differentiable_function",
     "explain",
     "gradient",
+    "jvp",
     "map_leaves",
     "move",
     "no_derivative",

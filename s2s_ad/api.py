@@ -108,7 +108,7 @@ class DifferentiableFunction:
             raise self.error
         bound, defaulted = self.bind(args, kwargs)
         t, primal, global_values = self.entry("primal", bound)
-        result = raised(t, _running(t, primal, *lowered_args(t, bound), *global_values))
+        result = raised(t, running(t, primal, *lowered_args(t, bound), *global_values))
         if not kwargs and not defaulted:
             self.install("primal", "primal", bound)
         return result
@@ -269,7 +269,7 @@ def _unsupported(value: Any) -> str:
     return ""
 
 
-def _running(t: Transform, fn: Callable, *args: Any) -> Any:
+def running(t: Transform, fn: Callable, *args: Any) -> Any:
     """``fn(*args)``; an exception it raises gets a note naming the user's line."""
     try:
         return fn(*args)
@@ -395,7 +395,7 @@ def _value_and_gradient(df: DifferentiableFunction, kind: str, args: tuple,
         _scalar_result(t)
         check_integers(df, t, bound, stacklevel=4)
     call_args = lowered_args(t, bound) if t.structured else bound
-    value, raw = _running(t, fused, *call_args, *global_values)
+    value, raw = running(t, fused, *call_args, *global_values)
     result = value, _grads(t, raw, bound)
     if not kwargs and not defaulted:
         df.install(kind, "fused", bound)
@@ -440,7 +440,7 @@ def value_with_pullback(f: Callable, *args: Any, wrt: Wrt = None,
     # it runs on copies of the caller's arrays, which the caller may change before the
     # pullback runs (the arrays it writes into it copies itself)
     passed = copied((*lowered_args(t, args), *global_values), t.written_positions)
-    value, residuals = _running(t, forward, *passed)
+    value, residuals = running(t, forward, *passed)
     value = raised(t, value)
     compiled: list[Callable] = []
 
@@ -455,7 +455,7 @@ def value_with_pullback(f: Callable, *args: Any, wrt: Wrt = None,
         if not compiled:
             with _compiling:
                 compiled.append(df.callable_for(t, t.generated.pullback.name, pair))
-        return _grads(t, _running(t, compiled[0], *pair), args)
+        return _grads(t, running(t, compiled[0], *pair), args)
 
     return value, pullback_of
 

@@ -140,16 +140,20 @@ def _transform_for(f: Callable, args: tuple, kwargs: dict
     return df, df.last, ()
 
 
-def source(f: Callable, *args: Any, stage: str = "module", **kwargs: Any) -> str:
+def source(f: Callable, *args: Any, stage: str = "module", mode: str = "reverse",
+           **kwargs: Any) -> str:
     """The generated Python source of ``f`` (for example arguments ``args``).
 
     ``stage`` picks what one pipeline stage made, one of ``STAGES`` (in order; the
     table ``s2s_ad.compiler.pipeline.PIPELINE`` says what each makes): ``"anf"`` is
     the normalized function, ``"structures"`` the same with structures lowered to
     tuples; the default, ``"module"``, is the whole generated module.
+    ``mode="forward"`` prints the forward-mode (tangent) function instead.
     """
+    if mode not in ("reverse", "forward"):
+        raise ValueError(f"mode must be 'reverse' or 'forward', not {mode!r}")
     _, t, _ = _transform_for(f, args, kwargs)
-    return stage_source(t, stage)
+    return stage_source(t, "tangent" if mode == "forward" else stage)
 
 
 def explain(f: Callable, *args: Any, memory: bool = False, **kwargs: Any) -> Explanation:

@@ -23,6 +23,7 @@ from s2s_ad.compiler.jit import GeneratedModule, write_module
 from s2s_ad.compiler.normalize import NormalFunction
 from s2s_ad.compiler.primitives import is_library
 from s2s_ad.compiler.reverse import Generated
+from s2s_ad.compiler.tangent import tangent_function
 from s2s_ad.kinds import Kind
 
 _ROLES = ("primal", "forward", "pullback")
@@ -99,3 +100,36 @@ def numba_callable(obj: Any) -> bool:
     types, dispatchers, and library functions (NumPy, math, ...) it implements."""
     return isinstance(obj, ctypes._CFuncPtr | np.ufunc) or hasattr(obj, "py_func") or \
         is_library(obj)
+
+
+def load_tangent_module(name: str, parsed: ParsedFunction, normal: NormalFunction,
+                        kinds: dict[str, Kind], gen: Generated) -> GeneratedModule:
+    """Write the forward-mode module of ``name`` (its ``<name>_jvp`` function, built
+    now by the tangent stage) and prepare its two loaded forms."""
+    fdef, callees = tangent_function(gen.context)
+    bound = ["List"] + list(gen.externals) + list(callees)
+    deps = [t.tangent_module.path.stem for t in callees.values()]
+    for link in gen.links:
+        bound += [link.primal, link.forward, link.pullback]
+        deps.append(link.transform.module.path.stem)
+    origin = f"{parsed.filename}:{parsed.node.lineno}"
+    source = module_source(f"{name} (forward mode)", origin, parsed.filename, [(fdef, False)],
+                           bound, deps)
+    path = write_module(f"{name}_jvp", source, digest(source))
+    return GeneratedModule(path, source, [fdef.name], _tangent_binder(gen, callees, "python"),
+                           _tangent_binder(gen, callees, "numba"),
+                           python_only=_python_only_reason(name, normal, kinds, gen))
+
+
+def _tangent_binder(gen: Generated, callees: dict, path: str) -> Callable[[], dict[str, Any]]:
+    """The module's bindings, with the jvp functions of the functions it calls."""
+    base = _binder(gen, path)
+
+    def bind() -> dict[str, Any]:
+        out = base()
+        for bound, callee in callees.items():
+            module = callee.tangent_module
+            fn = module.functions[0]
+            out[bound] = module.python(fn) if path == "python" else module.numba(fn)
+        return out
+    return bind

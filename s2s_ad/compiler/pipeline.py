@@ -36,7 +36,7 @@ from s2s_ad.compiler.infer_kinds import (
 )
 from s2s_ad.compiler.ir import GlobalRead, ParsedFunction
 from s2s_ad.compiler.jit import GeneratedModule
-from s2s_ad.compiler.linking import load_module
+from s2s_ad.compiler.linking import load_module, load_tangent_module
 from s2s_ad.compiler.normalize import NormalFunction, normalize, split_versions
 from s2s_ad.compiler.reverse import Generated, reverse
 from s2s_ad.compiler.reverse.context import Linker
@@ -154,6 +154,19 @@ class Transform:
     structured_globals: bool = False  # a global variable it reads is a structure
     dependencies: Dependencies | None = None  # what it was built from (see dependencies)
     outputs: StageOutputs | None = None  # what each stage made, printable
+    _tangent: GeneratedModule | None = None  # forward mode's module, made when first asked
+
+    @property
+    def tangent_module(self) -> GeneratedModule:
+        """The forward-mode module (``<name>_jvp``), built at the first request: a
+        function forward mode cannot go through still has its reverse mode."""
+        if self._tangent is None:
+            try:
+                self._tangent = load_tangent_module(self.name, self.parsed, self.normal,
+                                                    self.kinds, self.generated)
+            except NonDifferentiableError as exc:
+                raise in_user_names(exc, self.normal.namer) from None
+        return self._tangent
 
     def current(self) -> bool:
         """Whether what it was built from still holds (no helper redefined, no global
@@ -365,7 +378,11 @@ _LOWERING_ROUNDS = 20
 
 
 def stage_source(t: Transform, stage: str) -> str:
-    """The printable output of one stage of ``t`` (see ``STAGES``)."""
+    """The printable output of one stage of ``t`` (see ``STAGES``; ``"tangent"``: the
+    forward-mode function)."""
+    if stage == "tangent":
+        source = t.tangent_module.source
+        return source[source.index("\ndef ") + 1:].rstrip("\n")
     if stage in ("forward", "pullback", "fused"):
         return function_source(getattr(t.generated, stage), t.parsed.filename,
                                adjoint=stage != "forward")

@@ -95,11 +95,11 @@ class Rule:
 
     def template(self, param: str) -> gast.expr:
         """The adjoint template of ``param`` as a gast expression."""
-        return _parse_template(self.adjoints[param])
+        return parse_template(self.adjoints[param])
 
     def forward_template(self) -> gast.expr | None:
         """The template computing the value, if the rule has one."""
-        return _parse_template(self.forward) if self.forward else None
+        return parse_template(self.forward) if self.forward else None
 
     def needs(self, param: str) -> frozenset[str]:
         """Template names (arguments and ``z``) the adjoint of ``param`` reads."""
@@ -126,7 +126,7 @@ NOT_CONSTANT = object()  # an operand whose value is only known at run time
 _templates: dict[str, gast.expr] = {}
 
 
-def _parse_template(text: str) -> gast.expr:
+def parse_template(text: str) -> gast.expr:
     if text not in _templates:
         tree = gast.parse(text, mode="eval").body
         for node in gast.walk(tree):
@@ -174,7 +174,7 @@ _VIEWS = Table("views")  # a function whose result may be a view of its argument
 def register(obj: Any, rule: Rule, nargs: int | None = None) -> None:
     """Register ``rule`` for calls of ``obj`` (with ``nargs`` arguments, or any)."""
     for text in rule.templates():
-        _parse_template(text)  # a syntax error or unknown helper fails here, at import
+        parse_template(text)  # a syntax error or unknown helper fails here, at import
     for method in rule.methods:  # np.amax shares np.max's rule, and np.max is x.max()
         if method not in _METHODS:
             _METHODS[method] = obj

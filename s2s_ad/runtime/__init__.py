@@ -24,7 +24,7 @@ module and exactly each one's helpers):
   ``materialize`` (array cotangents, empty meaning "none yet")
 - ``broadcasting``: ``unbroadcast``, ``unbroadcast_to_shape``,
   ``unbroadcast_scalar`` (broadcasting's VJP), ``accumulate_to_shape`` (added into
-  a cotangent without temporaries)
+  a cotangent without temporaries), ``broadcast_tangent`` (broadcasting's JVP)
 - ``reductions``: for each row of its table ``REDUCTIONS`` (sum, mean, prod, max,
   min, norm), the forms ``<r>_axis[_keepdims]``, ``<r>_all_keepdims`` (``norm_all``)
   and their VJPs ``<r>_vjp_axis[_keepdims]``, ``<r>_vjp_all[_keepdims]`` (``sum_axis``,

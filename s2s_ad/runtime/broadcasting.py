@@ -15,7 +15,8 @@ from numba.extending import register_jitable
 
 from .axes import check_array, numba_impl
 
-__all__ = ["accumulate_to_shape", "unbroadcast", "unbroadcast_scalar", "unbroadcast_to_shape"]
+__all__ = ["accumulate_to_shape", "broadcast_tangent", "unbroadcast", "unbroadcast_scalar",
+           "unbroadcast_to_shape"]
 
 
 @register_jitable
@@ -177,3 +178,24 @@ def _ol_accumulate_to_shape(cotangent, contribution, shape):
 
     return impl
 
+
+
+def broadcast_tangent(tangent, like):
+    """The tangent of an element-wise result ``like``: ``tangent`` (a number, or an
+    array that broadcasts to ``like``'s shape) as a new float64 array of that shape.
+
+    >>> broadcast_tangent(np.ones(3), np.zeros((2, 3)))
+    array([[1., 1., 1.],
+           [1., 1., 1.]])
+    >>> broadcast_tangent(2.0, np.zeros(2))
+    array([2., 2.])
+    """
+    return np.array(np.broadcast_to(tangent, np.shape(like)), dtype=np.float64)
+
+
+@numba_impl(broadcast_tangent)
+def _ol_broadcast_tangent(tangent, like):
+    check_array(like, "like")
+    if isinstance(tangent, types.Array):
+        return lambda tangent, like: np.broadcast_to(tangent, like.shape).astype(np.float64)
+    return lambda tangent, like: np.full(like.shape, tangent, np.float64)

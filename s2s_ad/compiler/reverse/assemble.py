@@ -65,6 +65,7 @@ class Generated:
     residual_kinds: list[Kind]
     tapes: dict[str, str]  # tape name -> "preallocated" | "growable" | "list"
     hidden: list[GlobalRead]  # globals passed after the parameters, in order
+    context: Context | None = None  # what the tangent stage (forward mode) builds on
 
 
 def reverse(norm: NormalFunction, kinds: dict[str, Kind], activity: Activity,
@@ -124,7 +125,7 @@ def run(cx: Context) -> Generated:
                      links=list(cx.links.values()), externals=cx.externals,
                      residuals=cx.residuals,
                      residual_kinds=cx.residual_kinds, tapes=cx.tapes,
-                     hidden=list(cx.hidden.values()))
+                     hidden=list(cx.hidden.values()), context=cx)
 
 
 def keep_written(cx: Context) -> tuple[list[gast.stmt], list[gast.stmt]]:

@@ -1,0 +1,114 @@
+"""Forward mode: ``jvp``, the value of a function and its directional derivative.
+
+The tangent code is generated from the same normalized function as the pullback
+(:mod:`s2s_ad.compiler.tangent`), runs the control flow as written, keeps no tape,
+and compiles with Numba like the rest (``jit`` as the function's).
+
+>>> import numpy as np
+>>> def f(x, y):
+...     return np.sin(x) * y
+>>> value, tangent = jvp(f, (0.5, 2.0), (1.0, 0.0))   # d/dx at (0.5, 2.0)
+>>> bool(np.isclose(tangent, 2.0 * np.cos(0.5)))
+True
+"""
+
+from __future__ import annotations
+
+import weakref
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import numpy as np
+
+from .api import DifferentiableFunction, as_differentiable, running
+from .boundary import lowered_args, passed_globals, raised, type_key
+from .compiler.jit import signature_text
+from .compiler.pipeline import Transform
+from .errors import ArgumentError, JitError, NonDifferentiableError
+
+_compiled: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+
+def jvp(f: Callable, primals: Sequence, tangents: Sequence, *,
+        wrt: Sequence[str] | str | None = None) -> tuple[Any, Any]:
+    """``(f(*primals), J @ tangents)``: the value and the derivative of ``f`` at
+    ``primals`` along ``tangents`` (JAX's convention: one tangent per argument, of its
+    shape; ``None`` or zero for an argument not differentiated).
+
+    ``wrt`` names the parameters that carry tangents (default: every float argument).
+
+    >>> value, tangent = jvp(lambda a, b: a * b + a, (3.0, 4.0), (1.0, 0.5))
+    >>> value, tangent   # 1 * (4 + 1) + 0.5 * 3
+    (15.0, 6.5)
+    """
+    df = as_differentiable(f, wrt)
+    primals, tangents = tuple(primals), tuple(tangents)
+    if len(tangents) != len(primals):
+        raise ArgumentError(f"jvp of {df.__name__}: {len(primals)} primals but "
+                            f"{len(tangents)} tangents (give one per argument)")
+    args, defaulted = df.bind(primals, {})
+    t = df.prepare(args, defaulted)
+    if t.structured or t.structured_result or t.structured_globals:
+        raise NonDifferentiableError("forward mode with structures (dataclasses, dicts, "
+                                     "named tuples) is not supported yet",
+                                     t.parsed.location(t.parsed.node),
+                                     "use reverse mode (ad.gradient) for now")
+    carried = _tangents_in(df, t, args, tangents)
+    passed = (*lowered_args(t, args), *passed_globals(t, t.global_values()), *carried)
+    fn = _callable(df, t, passed)
+    value, tangent = running(t, fn, *passed)
+    return raised(t, value), tangent
+
+
+def _tangents_in(df: DifferentiableFunction, t: Transform, args: tuple,
+                 tangents: tuple) -> list:
+    """The tangents of the differentiated arguments, checked against their primals."""
+    params = t.parsed.params
+    carried = []
+    for pos, (name, primal, tangent) in enumerate(zip(params, args, tangents, strict=True)):
+        if pos in t.wrt_positions:
+            carried.append(_tangent_of(df, name, primal, tangent))
+        elif tangent is not None and np.any(np.asarray(tangent) != 0):
+            raise ArgumentError(f"argument '{name}' of {df.__name__} is not differentiated, "
+                                "so its tangent must be None or zero")
+    return carried
+
+
+def _tangent_of(df: DifferentiableFunction, name: str, primal: Any, tangent: Any) -> Any:
+    if tangent is None:
+        return np.zeros(np.shape(primal)) if isinstance(primal, np.ndarray) else 0.0
+    if isinstance(primal, np.ndarray):
+        value = np.asarray(tangent, dtype=np.float64)
+        if value.shape != primal.shape:
+            raise ArgumentError(f"the tangent of argument '{name}' of {df.__name__} has shape "
+                                f"{value.shape}, its value {primal.shape}")
+        return value
+    if np.ndim(tangent) != 0:
+        raise ArgumentError(f"the tangent of argument '{name}' of {df.__name__} must be a "
+                            f"number, like its value (got shape {np.shape(tangent)})")
+    return float(tangent)
+
+
+def _callable(df: DifferentiableFunction, t: Transform, passed: tuple) -> Callable:
+    """The jvp function for these arguments: compiled unless it cannot be (as ``jit``)."""
+    module = t.tangent_module
+    name = module.functions[0]
+    cache = _compiled.setdefault(t, {})
+    key = tuple(map(type_key, passed))
+    if key in cache:
+        return cache[key]
+    if df.jit is False:
+        df.status[name] = ("python", "jit=False")
+        fn = module.python(name)
+    else:
+        fn, reason = module.compiled(name, passed)
+        if fn is None:
+            if df.jit is True:
+                raise JitError(f"Numba cannot compile {name} (generated from "
+                               f"{t.parsed.filename}:{t.parsed.node.lineno}): {reason}")
+            df.status[name] = ("python", reason)
+            fn = module.python(name)
+        else:
+            df.status[name] = ("numba", f"Numba compiled it for ({signature_text(passed)})")
+    cache[key] = fn
+    return fn
