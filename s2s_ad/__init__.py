@@ -25,7 +25,7 @@ from .errors import (
     NonDifferentiableError,
     ZeroDerivativeWarning,
 )
-from .forward_mode import jvp
+from .forward_mode import jacobian, jvp
 from .introspect import Diagnostic, Explanation, diagnose, explain, source
 from .kernels import (
     backend,
@@ -65,6 +65,7 @@ __all__ = [
     "differentiable_function",
     "explain",
     "gradient",
+    "jacobian",
     "jvp",
     "map_leaves",
     "move",

@@ -1,4 +1,5 @@
-"""Forward mode: ``jvp``, the value of a function and its directional derivative.
+"""Forward mode: ``jvp``, the value of a function and its directional derivative, and
+``jacobian`` (built by forward or reverse mode).
 
 The tangent code is generated from the same normalized function as the pullback
 (:mod:`s2s_ad.compiler.tangent`), runs the control flow as written, keeps no tape,
@@ -20,7 +21,7 @@ from typing import Any
 
 import numpy as np
 
-from .api import DifferentiableFunction, as_differentiable, running
+from .api import DifferentiableFunction, as_differentiable, running, value_with_pullback
 from .boundary import lowered_args, passed_globals, raised, type_key
 from .compiler.jit import signature_text
 from .compiler.pipeline import Transform
@@ -112,3 +113,75 @@ def _callable(df: DifferentiableFunction, t: Transform, passed: tuple) -> Callab
             df.status[name] = ("numba", f"Numba compiled it for ({signature_text(passed)})")
     cache[key] = fn
     return fn
+
+
+def jacobian(f: Callable, wrt: Sequence[str] | str | None = None,
+             mode: str = "auto") -> Callable:
+    """A function of ``f``'s arguments returning the Jacobian of ``f``'s result with
+    respect to ``wrt`` (default: every float argument): an array of shape
+    ``result.shape + argument.shape`` per argument (a tuple of them for several).
+
+    ``mode="forward"`` builds it a column at a time with :func:`jvp` (one run per
+    input entry), ``"reverse"`` a row at a time with the pullback (one forward run,
+    one pullback per output entry), ``"auto"`` picks the one with fewer runs.
+
+    >>> import numpy as np
+    >>> def polar(r, phi):
+    ...     return np.array([r * np.cos(phi), r * np.sin(phi)])
+    >>> jacobian(polar, mode="forward")(2.0, 0.0)
+    (array([1., 0.]), array([0., 2.]))
+    >>> jacobian(polar, wrt="phi", mode="reverse")(2.0, 0.0)
+    array([0., 2.])
+    """
+    if mode not in ("auto", "forward", "reverse"):
+        raise ValueError(f"mode must be 'auto', 'forward' or 'reverse', not {mode!r}")
+    df = as_differentiable(f, wrt)
+
+    def jacobian_of(*args: Any) -> Any:
+        bound, defaulted = df.bind(args, {})
+        positions = df.prepare(bound, defaulted).wrt_positions
+        value = df(*bound)
+        sizes = [int(np.size(bound[p])) for p in positions]
+        forward = mode == "forward" or (mode == "auto" and sum(sizes) <= np.size(value))
+        blocks = (_columns(df, bound, positions, value) if forward
+                  else _rows(df, bound, positions, value))
+        return blocks[0] if len(blocks) == 1 else tuple(blocks)
+
+    return jacobian_of
+
+
+def _basis(like: Any, flat: int) -> Any:
+    """The ``flat``-th unit vector shaped like ``like`` (1.0 for a number)."""
+    if np.ndim(like) == 0:
+        return 1.0
+    unit = np.zeros(np.shape(like))
+    unit.flat[flat] = 1.0
+    return unit
+
+
+def _columns(df: DifferentiableFunction, args: tuple, positions: list[int],
+             value: Any) -> list[np.ndarray]:
+    blocks = []
+    for p in positions:
+        shape = np.shape(args[p])
+        columns = []
+        for j in range(int(np.prod(shape, dtype=int))):
+            tangents = [None] * len(args)
+            tangents[p] = _basis(args[p], j)
+            columns.append(np.asarray(jvp(df, args, tangents)[1], dtype=np.float64))
+        block = np.stack(columns, axis=-1) if columns else np.zeros(np.shape(value) + (0,))
+        blocks.append(block.reshape(np.shape(value) + shape))
+    return blocks
+
+
+def _rows(df: DifferentiableFunction, args: tuple, positions: list[int],
+          value: Any) -> list[np.ndarray]:
+    _, pullback = value_with_pullback(df, *args)
+    rows: list[list[np.ndarray]] = [[] for _ in positions]
+    for i in range(int(np.size(value))):
+        cotangents = pullback(_basis(value, i))
+        cotangents = cotangents if len(positions) > 1 else (cotangents,)
+        for k, c in enumerate(cotangents):
+            rows[k].append(np.asarray(c, dtype=np.float64))
+    return [np.stack(r).reshape(np.shape(value) + np.shape(args[p]))
+            for r, p in zip(rows, positions, strict=True)]

@@ -152,3 +152,57 @@ def test_a_redefined_helper_gives_the_new_tangent(tmp_path):
     assert ad.jvp(first.model, (2.0,), (1.0,))[1] == pytest.approx(12.0)
     first.helper = load("v * v * v").helper  # rebound, as a notebook cell does
     assert ad.jvp(first.model, (2.0,), (1.0,))[1] == pytest.approx(36.0)
+
+
+# ---- Jacobians ---------------------------------------------------------------------------
+def chemistry(concentrations, rates):
+    """A small reaction network's right-hand side: 4 species, 3 rate constants."""
+    a, b, c, d = concentrations[0], concentrations[1], concentrations[2], concentrations[3]
+    flux = np.zeros(4)
+    first = rates[0] * a * b
+    second = rates[1] * c * c
+    third = rates[2] * np.sqrt(d + 1.0)
+    flux[0] = -first + third
+    flux[1] = -first
+    flux[2] = first - 2.0 * second
+    flux[3] = second - third
+    return flux
+
+
+def _finite_difference_jacobian(fn, args, index):
+    base = [np.array(a, dtype=float) for a in args]
+    columns = []
+    for j in range(base[index].size):
+        up, down = [b.copy() for b in base], [b.copy() for b in base]
+        h = 1e-6 * max(1.0, abs(base[index].flat[j]))
+        up[index].flat[j] += h
+        down[index].flat[j] -= h
+        columns.append((fn(*up) - fn(*down)) / (2 * h))
+    return np.stack(columns, axis=-1).reshape(np.shape(fn(*base)) + base[index].shape)
+
+
+@pytest.mark.parametrize("jit", [False, True], ids=["python", "numba"])
+def test_jacobians_of_every_mode_agree_with_finite_differences(jit):
+    concentrations, rates = np.array([1.0, 0.5, 0.25, 2.0]), np.array([0.3, 1.5, 0.7])
+    f = ad.differentiable(chemistry, jit=jit)
+    results = {mode: ad.jacobian(f, mode=mode)(concentrations, rates)
+               for mode in ("forward", "reverse", "auto")}
+    for index, block in enumerate(results["forward"]):
+        expected = _finite_difference_jacobian(chemistry, (concentrations, rates), index)
+        assert block.shape == expected.shape
+        np.testing.assert_allclose(block, expected, rtol=1e-6, atol=1e-8)
+    for mode in ("reverse", "auto"):
+        for got, want in zip(results[mode], results["forward"], strict=True):
+            np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-14)
+
+
+def test_jacobian_shapes_follow_result_then_argument():
+    def spread(matrix, scale):
+        return np.sum(matrix * scale, axis=1)
+    matrix = np.arange(6.0).reshape(2, 3)
+    block = ad.jacobian(spread, wrt="matrix", mode="forward")(matrix, 2.0)
+    assert block.shape == (2, 2, 3)
+    np.testing.assert_array_equal(block[0], [[2.0, 2.0, 2.0], [0.0, 0.0, 0.0]])
+    assert ad.jacobian(spread, wrt="scale")(matrix, 2.0).shape == (2,)
+    with pytest.raises(ValueError, match="mode must be"):
+        ad.jacobian(spread, mode="both")
