@@ -22,9 +22,10 @@ def f_jvp(x, y, t_x, t_y):
     return (result, t_result)
 
 Rules say how a tangent goes through each primitive (:mod:`s2s_ad.rules.tangent_rules`).
-What has no tangent yet -- calls of other Python functions, custom derivatives
-(which register a pullback only), lists, hooks, kernels -- is refused with a
-located message.
+Calls of other Python functions go through their own jvp functions; a growing
+list gets a tangent list appended beside it.  What has no tangent yet -- custom
+derivatives (which register a pullback only), hooks, kernels, rules without a
+tangent -- is refused with a located message.
 """
 
 from __future__ import annotations
@@ -34,6 +35,7 @@ import copy
 import gast
 import numpy as np
 
+from s2s_ad import runtime
 from s2s_ad.compiler.infer_kinds import static_slice
 from s2s_ad.compiler.primitives import (
     Copy,
@@ -58,6 +60,7 @@ from s2s_ad.compiler.syntax.builders import (
     call_node,
     comment,
     const,
+    expr_stmt,
     function_def,
     load,
     return_stmt,
@@ -72,7 +75,7 @@ from s2s_ad.compiler.syntax.names import module_function_name
 from s2s_ad.errors import NonDifferentiableError
 from s2s_ad.kinds import ArrayKind, Kind, ListKind
 from s2s_ad.rules.registry import lookup, parse_template
-from s2s_ad.rules.tangent_rules import tangent_form
+from s2s_ad.rules.tangent_rules import LINEAR, tangent_form
 
 NUMBERS = ("float", "int", "bool")
 
@@ -182,6 +185,11 @@ class TangentPass:
         prim = classify(s.value)
         if isinstance(prim, FunctionCall):
             return self.call_function(s, name, prim)
+        if isinstance(prim, RuleOp) and prim.callee is runtime.appended:
+            return [primal] + self.header() + [self.appended(prim)]
+        if isinstance(prim, RuleOp) and prim.callee is runtime.new_list:
+            return [primal] + self.header() + [assign(self.tangent(name), call("List"),
+                                                      self.line)]
         self.pre = []
         value = self.tangent_of(s, name, prim, name)
         if value is None:  # depends on nothing differentiated here: a zero tangent
@@ -243,9 +251,6 @@ class TangentPass:
         if not self.carries(base):
             return None
         kind = self.cx.kind(base)
-        if isinstance(kind, ListKind):
-            raise NonDifferentiableError("forward mode through lists is not supported yet",
-                                         self.location(s), "use an array or a tuple")
         if isinstance(kind, tuple) and isinstance(s.value.slice, gast.Slice) and \
                 static_slice(s.value.slice) is None:
             raise NonDifferentiableError("a tuple slice needs constant bounds", self.location(s))
@@ -255,9 +260,9 @@ class TangentPass:
 
     def rule_tangent(self, s: gast.Assign, result: str, prim: RuleOp) -> gast.expr | None:
         cx = self.cx
-        if prim.rule.reverse is not None:  # growing lists: their own reverse step
-            raise NonDifferentiableError("forward mode through lists is not supported yet",
-                                         self.location(s), "use an array or a tuple")
+        if prim.rule.reverse is not None and prim.callee not in LINEAR:
+            raise NonDifferentiableError(f"forward mode: {prim.rule.emit} has no tangent rule "
+                                         "yet", self.location(s), "use reverse mode for now")
         rule = calls.specialized(cx, prim, s.value)
         kinds = [cx.kind(a) for a in prim.operands]
         scalars = all(k in NUMBERS for k in kinds) and cx.kinds.get(result) in NUMBERS
@@ -343,12 +348,30 @@ class TangentPass:
         set_line(node, self.line)
         return self.header() + [node]
 
+    def appended(self, prim: RuleOp) -> gast.stmt:
+        """``items.append(v)``: ``t_items.append(t_v)`` (a zero when ``v`` has none), so
+        the tangent list stays item for item beside the list."""
+        items, value = prim.operands
+        item = load(self.tangent(value.id)) if self.carries(value) else \
+            self.zero_like(value, self.cx.kind(value))
+        kind = self.cx.kinds.get(items.id)
+        if isinstance(kind, ListKind) and kind.element == "float" and \
+                self.cx.kind(value) in ("int", "bool"):
+            item = const(0.0)
+        node = expr_stmt(call_node(gast.Attribute(value=load(self.tangent(items.id)),
+                                                  attr="append", ctx=gast.Load()), [item]))
+        set_line(node, self.line)
+        return node
+
     def zero_like(self, atom: gast.expr, kind: Kind) -> gast.expr:
         if isinstance(kind, tuple):
             return tuple_of([self.zero_like(subscript_of(atom, i), k)
                              for i, k in enumerate(kind)])
         if isinstance(kind, ArrayKind):
             return call("np.zeros", attribute_shape(atom))
+        if isinstance(kind, ListKind):  # its items came from elsewhere: no zero list here
+            raise NonDifferentiableError("forward mode: a list that does not start empty "
+                                         "(items = []) is not supported yet", None)
         return const(0.0)
 
 

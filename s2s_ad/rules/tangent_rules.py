@@ -39,7 +39,8 @@ LINEAR = {
     np.sum, np.mean, np.cumsum, np.reshape, np.ravel, np.transpose, np.copy, np.concatenate,
     np.stack, np.take, np.array, np.dot, np.matmul, np.outer, np.einsum, np.vstack, np.hstack,
     np.column_stack, np.dstack, np.atleast_1d, np.atleast_2d, np.atleast_3d, np.float64,
-    runtime.astype_float, runtime.merge_leading, builtins.float, builtins.sum,
+    runtime.astype_float, runtime.merge_leading, runtime.list_array, builtins.float,
+    builtins.sum,
 }
 
 #: Operators linear in each operand (``a @ b``), by the rule's emitted name.
