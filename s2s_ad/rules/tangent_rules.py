@@ -57,6 +57,10 @@ TANGENTS = {
     np.linalg.inv: {"A": "-np.dot(np.dot(z, g), z)"},
     np.linalg.det: {"A": "z * np.trace(np.linalg.solve(A, g))"},
     np.linalg.solve: {"A": "-np.linalg.solve(A, np.dot(g, z))", "b": "np.linalg.solve(A, g)"},
+    # max(t) and min(t) of a tuple: the tangent of the first extreme item (the pullback's
+    # rt.at_max / rt.at_min convention at ties)
+    builtins.max: {"t": "np.asarray(g)[np.argmax(np.asarray(t))]"},
+    builtins.min: {"t": "np.asarray(g)[np.argmin(np.asarray(t))]"},
 }
 
 
