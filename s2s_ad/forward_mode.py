@@ -77,9 +77,9 @@ def _tangents_in(df: DifferentiableFunction, t: Transform, args: tuple,
 
 def _tangent_of(df: DifferentiableFunction, name: str, primal: Any, tangent: Any) -> Any:
     if tangent is None:
-        return np.zeros(np.shape(primal)) if isinstance(primal, np.ndarray) else 0.0
-    if isinstance(primal, np.ndarray):
-        value = np.asarray(tangent, dtype=np.float64)
+        return np.zeros_like(primal) if isinstance(primal, np.ndarray) else 0.0
+    if isinstance(primal, np.ndarray):  # of the primal's float dtype, as JAX asks
+        value = np.asarray(tangent, dtype=primal.dtype)
         if value.shape != primal.shape:
             raise ArgumentError(f"the tangent of argument '{name}' of {df.__name__} has shape "
                                 f"{value.shape}, its value {primal.shape}")

@@ -368,15 +368,11 @@ class TangentPass:
             return tuple_of([self.zero_like(subscript_of(atom, i), k)
                              for i, k in enumerate(kind)])
         if isinstance(kind, ArrayKind):
-            return call("np.zeros", attribute_shape(atom))
+            return call("np.zeros_like", copy.deepcopy(atom))
         if isinstance(kind, ListKind):  # its items came from elsewhere: no zero list here
             raise NonDifferentiableError("forward mode: a list that does not start empty "
                                          "(items = []) is not supported yet", None)
         return const(0.0)
-
-
-def attribute_shape(atom: gast.expr) -> gast.expr:
-    return gast.Attribute(value=copy.deepcopy(atom), attr="shape", ctx=gast.Load())
 
 
 def _replace_node(tree: gast.expr, old: gast.expr, new: gast.expr) -> gast.expr:

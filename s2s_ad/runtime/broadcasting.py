@@ -182,20 +182,21 @@ def _ol_accumulate_to_shape(cotangent, contribution, shape):
 
 def broadcast_tangent(tangent, like):
     """The tangent of an element-wise result ``like``: ``tangent`` (a number, or an
-    array that broadcasts to ``like``'s shape) as a new float64 array of that shape.
+    array that broadcasts to ``like``'s shape) as a new array of that shape and of
+    ``like``'s dtype (a float32 result has a float32 tangent).
 
     >>> broadcast_tangent(np.ones(3), np.zeros((2, 3)))
     array([[1., 1., 1.],
            [1., 1., 1.]])
-    >>> broadcast_tangent(2.0, np.zeros(2))
-    array([2., 2.])
+    >>> broadcast_tangent(2.0, np.zeros(2, np.float32)).dtype
+    dtype('float32')
     """
-    return np.array(np.broadcast_to(tangent, np.shape(like)), dtype=np.float64)
+    return np.array(np.broadcast_to(tangent, np.shape(like)), dtype=like.dtype)
 
 
 @numba_impl(broadcast_tangent)
 def _ol_broadcast_tangent(tangent, like):
     check_array(like, "like")
     if isinstance(tangent, types.Array):
-        return lambda tangent, like: np.broadcast_to(tangent, like.shape).astype(np.float64)
-    return lambda tangent, like: np.full(like.shape, tangent, np.float64)
+        return lambda tangent, like: np.broadcast_to(tangent, like.shape).astype(like.dtype)
+    return lambda tangent, like: np.full(like.shape, tangent, like.dtype)
