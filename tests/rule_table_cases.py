@@ -578,6 +578,76 @@ rule(runtime.astype_float, None,
      Case("x.astype(np.float64)", "x.astype(np.float64)", args(x=unif(V))))
 
 
+# ---- issue 23, surf_elem: element-wise, reductions and scans, scipy.special ----------------
+def with_nonfinite(shape, specials=(np.nan, np.inf, -np.inf)):
+    """Values in [-1, 1) whose first entries are ``specials`` (for np.nan_to_num)."""
+    def gen(rng):
+        x = rng.uniform(-1.0, 1.0, shape)
+        x.flat[:len(specials)] = specials
+        return x
+    return gen
+
+
+for _fn, _n, _dom in ((np.deg2rad, "deg2rad", (-90, 90)), (np.radians, "radians", (-90, 90)),
+                      (np.rad2deg, "rad2deg", (-2, 2)), (np.degrees, "degrees", (-2, 2)),
+                      (np.sinc, "sinc", (-2, 2)), (np.conjugate, "conjugate", (-1, 1)),
+                      (np.real, "real", (-1, 1)), (np.real_if_close, "real_if_close", (-1, 1))):
+    rule(_fn, None,
+         Case(f"np.{_n}", f"np.{_n}(x)", args(x=unif(V, *_dom))),
+         Case(f"np.{_n}-2d", f"np.{_n}(x)", args(x=unif(M, *_dom))),
+         Case(f"np.{_n}-scalar", f"np.{_n}(x)", args(x=unif((), *_dom))))
+TABLE[(np.conjugate, None)].append(Case("np.conj", "np.conj(x)", args(x=unif(M))))
+TABLE[(np.sinc, None)].append(Case("np.sinc-near-0", "np.sinc(x)", args(x=unif(M, -1e-3, 1e-3))))
+rule(np.nan_to_num, None,
+     Case("np.nan_to_num", "np.nan_to_num(x)", args(x=with_nonfinite(M, (np.nan,)))),
+     Case("np.nan_to_num-values", "np.nan_to_num(x, nan=fill, posinf=top, neginf=bottom)",
+          args(x=with_nonfinite(M), fill=unif(), top=unif(), bottom=unif())))
+_ELEM_BINARY = {
+    np.mod: lambda sa, sb: mod_pair(sa, sb), np.fmod: lambda sa, sb: mod_pair(sa, sb),
+    np.logaddexp: lambda sa, sb: args(a=unif(sa, -2, 2), b=unif(sb, -2, 2)),
+    np.logaddexp2: lambda sa, sb: args(a=unif(sa, -2, 2), b=unif(sb, -2, 2)),
+    np.fmax: untied, np.fmin: untied,
+    np.float_power: lambda sa, sb: args(a=unif(sa, 0.5, 2.0), b=unif(sb, -1.5, 2.5)),
+}
+for _fn, _gen in _ELEM_BINARY.items():
+    _n = _fn.__name__
+    rule(_fn, None,
+         Case(f"np.{_n}", f"np.{_n}(a, b)", _gen(V, V)),
+         Case(f"np.{_n}-2d", f"np.{_n}(a, b)", _gen(M, M)),
+         Case(f"np.{_n}-array-scalar", f"np.{_n}(a, b)", _gen(M, ())),
+         Case(f"np.{_n}-broadcast-row", f"np.{_n}(a, b)", _gen(M, ROW)),
+         Case(f"np.{_n}-broadcast-col-first", f"np.{_n}(a, b)", _gen(COL, M)),
+         Case(f"np.{_n}-scalars", f"np.{_n}(a, b)", _gen((), ())))
+TABLE[(np.mod, None)].append(Case("np.mod-negative-divisor", "np.mod(a, b)",
+                                  mod_pair(M, ROW, sign=-1.0)))
+TABLE[(np.fmod, None)].append(Case("np.fmod-negative-divisor", "np.fmod(a, b)",
+                                   mod_pair(M, ROW, sign=-1.0)))
+rule(np.copysign, None,
+     Case("np.copysign", "np.copysign(a, b)", args(a=away(M), b=away(ROW)), constant=("b",)),
+     Case("np.copysign-scalars", "np.copysign(a, b)", args(a=away(), b=away()),
+          constant=("b",)))
+rule(np.imag, None, Case("np.imag", "np.imag(x)", args(x=unif(M))))
+rule(np.angle, None, Case("np.angle", "np.angle(x)", args(x=away(M))))
+rule(np.heaviside, None,
+     Case("np.heaviside", "np.heaviside(x, h0)", args(x=away(M), h0=unif())),
+     Case("np.heaviside-broadcast", "np.heaviside(x, h0)", args(x=away(M), h0=unif(ROW))))
+
+for _fn, _name, _gen in ((np.sum, "sum", unif), (np.mean, "mean", unif),
+                         (np.prod, "prod", lambda s: unif(s, 0.5, 1.5)),
+                         (np.max, "max", distinct), (np.min, "min", distinct)):
+    TABLE[(_fn, None)] += [
+        Case(f"np.{_name}-tuple-axes", f"np.{_name}(x, axis=(0, 2))", args(x=_gen((2, 3, 4))),
+             numba=_name in ("sum", "max")),
+        Case(f"np.{_name}-tuple-axes-keepdims", f"np.{_name}(x, axis=(-1, 0), keepdims=True)",
+             args(x=_gen((2, 3, 4))), numba=_name == "prod"),
+        Case(f"np.{_name}-tuple-all-axes", f"np.{_name}(x, axis=(0, 1))", args(x=_gen(M)))]
+TABLE[(np.linalg.norm, None)] += [
+    Case("np.linalg.norm-tuple-axes", "np.linalg.norm(x, axis=(0, 1))", args(x=unif((2, 3, 4))),
+         numba=True),
+    Case("np.linalg.norm-fro-tuple-axes-keepdims", "np.linalg.norm(x, 'fro', (2, 0), True)",
+         args(x=unif((2, 3, 4))))]
+
+
 # ---- the audit: parameters no case feeds from a float argument, and why ------------------
 # Every other parameter of every rule (differentiable or not, with an adjoint or treated as
 # constant) is fed from a float argument by at least one case above, so that case's
@@ -607,6 +677,9 @@ NOT_FLOAT: dict[tuple, dict[str, str]] = {
         (runtime.write_back, ("dst", "src")), (runtime.appended, ("items", "value")),
         (runtime.list_array, ("items",)), (runtime.list_position, ("items", "i")),
         (runtime.merge_leading, ("a",)))},
+    # issue 23, surf_elem
+    (np.nan_to_num, None): {"copy": "a flag: the result is a new array either way here"},
+    (np.real_if_close, None): {"tol": "a tolerance for complex input: real input is returned"},
 }
 
 

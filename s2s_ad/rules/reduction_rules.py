@@ -29,7 +29,9 @@ def _reduced(kinds: list, operands: list):
     keep = isinstance(keepdims, gast.Constant) and keepdims.value
     if isinstance(axis, gast.Constant) and axis.value is None:
         return x if keep else "float"
-    ndim = x.ndim if keep else x.ndim - 1
+    count = len(axis.value) if isinstance(axis, gast.Constant) and \
+        isinstance(axis.value, tuple) else 1
+    ndim = x.ndim if keep else x.ndim - count
     return ArrayKind(ndim) if ndim > 0 else "float"
 
 
@@ -42,9 +44,16 @@ def _reduction(name: str, whole: str, helpers: Forms):
     def variant(consts: dict, kinds: dict) -> dict:
         axis, keep = consts.get("axis"), consts.get("keepdims")
         if axis is NOT_CONSTANT or keep is NOT_CONSTANT:
-            raise ValueError(f"np.{name}: axis and keepdims must be constants")
-        if isinstance(axis, tuple):
-            raise ValueError(f"np.{name}: a tuple of axes is not supported yet")
+            raise ValueError(f"np.{name}: axis and keepdims must be constants (an int, a "
+                             "tuple of ints or None, and True or False)")
+        if isinstance(axis, tuple):  # along the last axis of the axes moved back and merged
+            merged = "rt.axes_last(x, axis)"
+            if keep:
+                return {"forward": f"rt.axes_kept({axis_keepdims}({merged}, -1), x, axis)",
+                        "adjoints": {"x": f"rt.axes_back({vjp_axis_keepdims}("
+                                          f"rt.last_kept(g, x, axis), {merged}, -1), x, axis)"}}
+            return {"forward": f"{axis_form}({merged}, -1)",
+                    "adjoints": {"x": f"rt.axes_back({vjp_axis}(g, {merged}, -1), x, axis)"}}
         if axis is None:
             forward = f"{all_keepdims}(x)" if keep else whole
             return {"forward": forward, "adjoints": {"x": f"{vjp_all}(g, x)"}}
@@ -107,10 +116,15 @@ def _norm_variant(consts: dict, kinds: dict) -> dict:
     if axis is None and keep:
         raise ValueError("np.linalg.norm: keepdims needs an axis")
     ndim = _ndim(kinds.get("x"))
+    if isinstance(axis, tuple) and len(axis) not in (1, 2):
+        raise ValueError(f"np.linalg.norm: axis={axis!r}: NumPy takes one or two axes")
     if order is None:
         return _NORM_2(consts, kinds)
-    if isinstance(axis, tuple):
-        raise ValueError("np.linalg.norm: a tuple of axes is not supported yet")
+    if isinstance(axis, tuple):  # NumPy: two axes are a matrix norm
+        if len(axis) == 2 and order == "fro":
+            return _NORM_2(consts, kinds)
+        raise ValueError(f"np.linalg.norm: ord={order!r} with axis={axis!r} is not supported "
+                         "(a tuple of axes: ord None or 'fro')")
     if axis is None and ndim == 2:
         if order == "fro":
             return _NORM_2(consts, kinds)
