@@ -647,6 +647,38 @@ TABLE[(np.linalg.norm, None)] += [
     Case("np.linalg.norm-fro-tuple-axes-keepdims", "np.linalg.norm(x, 'fro', (2, 0), True)",
          args(x=unif((2, 3, 4))))]
 
+rule(np.var, None,
+     *[Case(f"np.var({kw or 'all'})", f"np.var(x{kw})", args(x=unif((2, 3, 4))),
+            numba=kw in ("", ", axis=(0, 2), ddof=1"))
+       for kw in ("", ", axis=1", ", axis=-1, keepdims=True", ", axis=(0, 2), ddof=1",
+                  ", keepdims=True", ", ddof=2")],
+     Case("x.var-method", "x.var(axis=0, ddof=1)", args(x=unif(M))),
+     Case("np.var-1d", "np.var(x)", args(x=unif(V))),
+     Case("np.var-scalar", "np.var(x) + x", args(x=unif())))
+rule(np.std, None,
+     *[Case(f"np.std({kw or 'all'})", f"np.std(x{kw})", args(x=unif((2, 3, 4))),
+            numba=kw in ("", ", axis=-1, keepdims=True"))
+       for kw in ("", ", axis=0", ", axis=-1, keepdims=True", ", axis=(1, 2), ddof=1")],
+     Case("x.std-method", "x.std(1)", args(x=unif(M))))
+rule(np.trace, None,
+     Case("np.trace", "np.trace(x)", args(x=unif((4, 4)))),
+     Case("np.trace-offset", "np.trace(x, 1)", args(x=unif(M)), numba=True),
+     Case("np.trace-negative-offset", "np.trace(x, -2)", args(x=unif(M))),
+     Case("np.trace-stack", "np.trace(x, 0, 1, 2)", args(x=unif((2, 3, 4))), numba=True),
+     Case("np.trace-stack-axes", "np.trace(x, offset=1, axis1=-1, axis2=0)",
+          args(x=unif((3, 2, 4)))),
+     Case("x.trace-method", "x.trace()", args(x=unif((3, 3)))))
+rule(np.cumprod, None,
+     Case("np.cumprod", "np.cumprod(x)", args(x=unif(M, 0.5, 1.5))),
+     Case("np.cumprod-axis", "np.cumprod(x, axis=1)", args(x=unif(M)), numba=True),
+     Case("np.cumprod-axis-negative-3d", "np.cumprod(x, axis=-2)", args(x=unif((2, 3, 4)))),
+     Case("x.cumprod-method", "x.cumprod(0)", args(x=unif(M))))
+rule(np.diff, None,
+     Case("np.diff", "np.diff(x)", args(x=unif(V))),
+     Case("np.diff-n2-axis0", "np.diff(x, 2, axis=0)", args(x=unif((4, 3))), numba=True),
+     Case("np.diff-3d-axis1", "np.diff(x, n=1, axis=1)", args(x=unif((2, 3, 4)))),
+     Case("np.diff-n0", "np.diff(x, 0)", args(x=unif(M))))
+
 
 # ---- the audit: parameters no case feeds from a float argument, and why ------------------
 # Every other parameter of every rule (differentiable or not, with an adjoint or treated as
@@ -680,6 +712,15 @@ NOT_FLOAT: dict[tuple, dict[str, str]] = {
     # issue 23, surf_elem
     (np.nan_to_num, None): {"copy": "a flag: the result is a new array either way here"},
     (np.real_if_close, None): {"tol": "a tolerance for complex input: real input is returned"},
+    **{(fn, None): {"axis": _CONSTANT, "keepdims": _CONSTANT, "dtype": "a dtype (refused)",
+                    "out": "an output array (refused)",
+                    "ddof": "a count (NumPy takes a float too: no derivative is taken in it)"}
+       for fn in (np.var, np.std)},
+    (np.trace, None): {p: "an int offset or axis (NumPy refuses floats)"
+                       for p in ("offset", "axis1", "axis2")},
+    (np.cumprod, None): {"axis": _CONSTANT},
+    (np.diff, None): {"n": "an int order (NumPy refuses floats)",
+                      "axis": "an int axis (NumPy refuses floats)"},
 }
 
 

@@ -317,3 +317,239 @@ def test_heaviside_is_piecewise_constant_in_both_paths():
             np.array([-1.0, 0.0, 2.0]), np.array([2.0, 3.0, 4.0]))
         np.testing.assert_array_equal(d_levels, [2.0, 3.0, 4.0])
         np.testing.assert_array_equal(d_weights, [-1.0, 0.5, 3.0])
+
+
+# ---- reductions: every axis form (int, negative, tuple, None) x keepdims, on 1-D to 3-D -------
+def _axis_forms(ndim: int) -> list:
+    """Every int axis (and its negative), the tuples of two and of all axes, and None."""
+    forms = [None, *range(ndim), *range(-ndim, 0)]
+    if ndim >= 2:
+        forms += [(0, ndim - 1), (-1, 0), tuple(range(ndim))]
+    if ndim == 3:
+        forms += [(1, 2), (2, 0)]
+    return forms
+
+
+REDUCTIONS = {"sum": (-1.0, 1.0), "mean": (-1.0, 1.0), "prod": (0.5, 1.5), "max": None,
+              "min": None, "var": (-1.0, 1.0), "std": (-1.0, 1.0)}
+
+
+def _distinct(shape, rng):
+    values = np.linspace(-2.0, 2.0, int(np.prod(shape)))
+    rng.shuffle(values)
+    return values.reshape(shape)
+
+
+def _reduction_input(name, shape, rng):
+    dom = REDUCTIONS[name]
+    return _distinct(shape, rng) if dom is None else rng.uniform(*dom, shape)
+
+
+_REDUCERS: dict = {}
+
+
+def _reducer(name: str, axis, keepdims: bool, ddof: int = 0):
+    """A user-like function reducing ``readings`` by ``name`` along ``axis`` (written as
+    a literal in its source, as a user would), one per combination (cached)."""
+    key = (name, axis, keepdims, ddof)
+    if key not in _REDUCERS:
+        extra = f", ddof={ddof}" if ddof else ""
+        source = (f"def reduce_readings(readings, weights):\n"
+                  f"    summary = np.{name}(readings, axis={axis!r}, keepdims={keepdims}{extra})\n"
+                  f"    return np.sum(summary * weights) + np.sum(summary ** 2)\n")
+        namespace = {"np": np}
+        path = f"<reducer {name} {axis} {keepdims} {ddof}>"
+        import linecache
+        linecache.cache[path] = (len(source), None, source.splitlines(True), path)
+        exec(compile(source, path, "exec"), namespace)  # noqa: S102
+        _REDUCERS[key] = namespace["reduce_readings"]
+    return _REDUCERS[key]
+
+
+def _reduction_cases():
+    out = []
+    for name in REDUCTIONS:
+        for shape in ((5,), (3, 4), (2, 3, 4)):
+            for axis in _axis_forms(len(shape)):
+                for keepdims in (False, True):
+                    out.append((name, shape, axis, keepdims))
+    return out
+
+
+@pytest.mark.parametrize("name,shape,axis,keepdims", _reduction_cases(), ids=str)
+def test_reduction_every_axis_form_python(name, shape, axis, keepdims):
+    rng = _rng(len(shape))
+    readings = _reduction_input(name, shape, rng)
+    out = getattr(np, name)(readings, axis=axis, keepdims=keepdims)
+    weights = rng.uniform(-1, 1, np.shape(out))
+    weights = float(weights) if np.ndim(out) == 0 else weights
+    check_grads(_reducer(name, axis, keepdims), readings, weights, wrt=("readings",), paths=PY)
+
+
+@pytest.mark.parametrize("name", ["sum", "mean", "prod", "max", "min", "var", "std"])
+def test_reduction_tuple_axes_numba_one_compile_two_inputs(name):
+    fn = _reducer(name, (0, -1), True)
+    for seed in range(2):
+        rng = _rng(seed)
+        readings = _reduction_input(name, (2, 3, 4), rng)
+        check_grads(fn, readings, rng.uniform(-1, 1, (1, 3, 1)), wrt=("readings",), paths=BOTH)
+
+
+@pytest.mark.parametrize("ddof", [0, 1, 2])
+@pytest.mark.parametrize("name", ["var", "std"])
+def test_var_std_ddof(name, ddof):
+    rng = _rng(ddof)
+    for axis, keepdims in ((None, False), (1, False), ((0, 2), True)):
+        readings = rng.uniform(-1, 1, (2, 3, 4))
+        out = getattr(np, name)(readings, axis=axis, keepdims=keepdims, ddof=ddof)
+        weights = rng.uniform(-1, 1, np.shape(out))
+        weights = float(weights) if np.ndim(out) == 0 else weights
+        check_grads(_reducer(name, axis, keepdims, ddof), readings, weights,
+                    wrt=("readings",), paths=PY)
+
+
+def spread_of(samples, ddof):
+    return samples.var(ddof=ddof) + np.sum(samples.std(axis=0, ddof=ddof))
+
+
+def test_var_std_methods_with_a_run_time_ddof_both_paths():
+    samples = _rng().uniform(-1, 1, (4, 3))
+    for ddof in (0, 1):
+        check_grads(spread_of, samples, ddof, paths=BOTH)
+
+
+def test_var_std_edge_cases_match_numpy():
+    """A constant row: std 0 and its subgradient 0 (not NaN); ddof >= n: NumPy's inf or
+    NaN value on both paths; float32 input: a float32 value, as NumPy."""
+    def spread(samples):
+        return np.sum(np.std(samples, axis=1))
+    flat = np.array([[2.0, 2.0, 2.0], [1.0, 2.0, 4.0]])
+    for jit in (False, True):
+        grad = ad.gradient(ad.differentiable(spread, jit=jit))(flat)
+        np.testing.assert_array_equal(grad[0], [0.0, 0.0, 0.0])
+        assert np.all(np.isfinite(grad[1]))
+
+    def too_few(samples):
+        return np.var(samples, ddof=3)
+    with np.errstate(divide="ignore", invalid="ignore"), warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        expected = np.var(np.array([1.0, 2.0, 4.0]), ddof=3)
+        for jit in (False, True):
+            got = ad.differentiable(too_few, jit=jit)(np.array([1.0, 2.0, 4.0]))
+            assert got == expected == np.inf
+    samples32 = _rng().uniform(-1, 1, (3, 4)).astype(np.float32)
+
+    def var32(samples):
+        return np.var(samples, axis=0)
+    assert ad.differentiable(var32, jit=True)(samples32).dtype == np.float32
+
+
+def test_a_repeated_tuple_axis_is_numpys_error():
+    def summed(readings):
+        return np.sum(np.sum(readings, axis=(0, -2)))
+    with pytest.raises(ValueError, match="duplicate value in 'axis'"):
+        ad.gradient(ad.differentiable(summed, jit=False))(np.ones((2, 3)))
+
+
+def norms_over_pairs(stack):
+    return np.sum(np.linalg.norm(stack, axis=(0, 1)) ** 2
+                  + np.linalg.norm(stack, "fro", (2, 0), True) * stack)
+
+
+def test_norm_over_a_tuple_of_axes_both_paths():
+    check_grads(norms_over_pairs, _rng().uniform(-1, 1, (2, 3, 4)), paths=BOTH)
+
+
+def test_norm_refuses_matrix_ords_and_three_axes_with_a_located_message():
+    def nuclear(stack):
+        return np.linalg.norm(stack, 1, (0, 1))
+
+    def three(stack):
+        return np.linalg.norm(stack, axis=(0, 1, 2))
+    with pytest.raises(ad.NonDifferentiableError, match=r"ord=1 with axis=\(0, 1\)"):
+        ad.gradient(nuclear)(np.ones((2, 3, 4)))
+    with pytest.raises(ad.NonDifferentiableError, match="one or two axes"):
+        ad.gradient(three)(np.ones((2, 3, 4)))
+
+
+def test_axis_known_only_at_run_time_is_refused_with_a_located_message():
+    def summed(readings, axes):
+        return np.sum(np.sum(readings, axis=axes))
+    with pytest.raises(ad.NonDifferentiableError, match=r"np.sum: axis and keepdims must be "
+                                                          r"constants") as info:
+        ad.gradient(summed, wrt=("readings",))(np.ones((2, 3)), (0, 1))
+    assert "test_surface_elementwise.py:" in str(info.value)
+
+
+# ---- trace, cumprod, diff ----------------------------------------------------------------
+def diagonal_weight(grid, offset):
+    return np.trace(grid, offset) ** 2 + grid.trace()
+
+
+def stacked_traces(stack):
+    return np.sum(np.trace(stack, 1, 2, 0) ** 2) + np.sum(np.trace(stack, axis1=-1, axis2=1))
+
+
+@pytest.mark.parametrize("offset", [-3, -1, 0, 1, 2, 5])
+def test_trace_offsets_python(offset):
+    check_grads(diagonal_weight, _rng().uniform(-1, 1, (3, 4)), offset, paths=PY)
+
+
+def test_trace_of_stacks_and_offsets_numba():
+    rng = _rng()
+    check_grads(stacked_traces, rng.uniform(-1, 1, (3, 2, 4)), paths=BOTH)
+    for offset in (-1, 2):
+        check_grads(diagonal_weight, rng.uniform(-1, 1, (4, 4)), offset, paths=BOTH)
+
+
+def running_product(factors):
+    return np.sum(np.cumprod(factors) * np.arange(1.0, factors.size + 1.0).reshape(-1))
+
+
+def running_product_axis(factors):
+    return np.sum(np.cumprod(factors, axis=-1) ** 2 + factors.cumprod(0))
+
+
+def test_cumprod_with_zeros_is_exact_no_division():
+    """cumprod is a polynomial, differentiable everywhere: the VJP is the exact one at
+    zeros (one zero, two zeros, a zero first or last), never NaN (no division by x)."""
+    for factors in (np.array([2.0, 0.0, 3.0, 0.5]), np.array([0.0, 2.0, 0.0, 1.5]),
+                    np.array([1.5, 2.0, 3.0, 0.0]), np.array([0.0, 0.0, 0.0, 0.0])):
+        for jit in (False, True):
+            grad = ad.gradient(ad.differentiable(running_product, jit=jit))(factors)
+            weights = np.arange(1.0, 5.0)
+            exact = [sum(weights[k] * np.prod(np.delete(factors[:k + 1], i))
+                         for k in range(i, 4)) for i in range(4)]
+            np.testing.assert_allclose(grad, exact, rtol=1e-14, atol=0)
+        check_grads(running_product, factors, paths=PY)
+
+
+@pytest.mark.parametrize("shape", [(5,), (3, 4), (2, 3, 4)], ids=str)
+def test_cumprod_axes_python_and_numba(shape):
+    factors = _rng().uniform(-1.5, 1.5, shape)
+    factors.flat[1] = 0.0
+    check_grads(running_product_axis, factors, paths=BOTH if len(shape) == 3 else PY)
+
+
+def _differences(n, axis):
+    def differences(series):
+        return np.sum(np.diff(series, n, axis) ** 2)
+    return differences
+
+
+@pytest.mark.parametrize("n", [0, 1, 2, 3])
+@pytest.mark.parametrize("axis", [0, -1, 1])
+def test_diff_orders_and_axes_python(n, axis):
+    series = _rng(n).uniform(-1, 1, (4, 5))
+    check_grads(_differences(n, axis), series, paths=PY)
+
+
+def test_diff_numba_and_numpy_errors():
+    def curvature(series):
+        return np.sum(np.diff(series, n=2, axis=0) ** 2) + np.sum(np.diff(series))
+    check_grads(curvature, _rng().uniform(-1, 1, (5, 3)), paths=BOTH)
+
+    def scalar_diff(level):
+        return np.diff(level)
+    with pytest.raises(ad.NonDifferentiableError, match="np.diff: x must have at least 1"):
+        ad.gradient(scalar_diff)(1.0)
