@@ -13,7 +13,7 @@ import gast
 import numpy as np
 
 from ..kinds import NUMERIC, ArrayKind
-from ..runtime import reductions
+from ..runtime import reductions, special
 from ..runtime.reductions import Forms
 from .registry import NOT_CONSTANT, primitive, rt_name
 from .result_kinds import int_array_or_int, ints, like
@@ -190,11 +190,11 @@ primitive(np.argsort, ("x",), kind=int_array_or_int, nargs=1)
 
 
 # ---- issue 23: variance, trace, cumulative products, differences ---------------------------
-def _moment_variant(name: str):
+def _moment_variant(name: str, forms: tuple):
     """``np.var``/``np.std`` over any constant axis (an int, a tuple or None): along the
     last axis of the reduced axes moved back and merged (``rt.axes_last``); ``ddof``
     may be a run-time value.  The std of equal values (0) has the subgradient 0."""
-    helper, vjp = f"rt.{name}_last", f"rt.{name}_last_vjp"
+    helper, vjp = (rt_name(form) for form in forms)
 
     def variant(consts: dict, kinds: dict) -> dict:
         axis, keep = consts.get("axis"), consts.get("keepdims")
@@ -221,11 +221,12 @@ def _moment_variant(name: str):
     return variant
 
 
-for _fn in (np.var, np.std):
+for _fn, _forms in ((np.var, (special.var_last, special.var_last_vjp)),
+                   (np.std, (special.std_last, special.std_last_vjp))):
     primitive(_fn, ("x", "axis", "dtype", "out", "ddof", "keepdims"), {"x": "g"},
               defaults={"axis": None, "dtype": None, "out": None, "ddof": 0, "keepdims": False},
               kind=lambda k, o: _reduced([k[0]], [o[0], o[1], o[5]]),
-              variant=_moment_variant(_fn.__name__), methods=(_fn.__name__,))
+              variant=_moment_variant(_fn.__name__, _forms), methods=(_fn.__name__,))
 
 
 def _array_at_least(name: str, ndim: int):

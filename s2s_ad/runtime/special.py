@@ -572,8 +572,8 @@ def cumprod_vjp(g, x, axis):
     gets ``prod(x[:i]) * sum_{k >= i} g[k] prod(x[i+1:k+1])`` along the axis, computed
     by a suffix recurrence without dividing by ``x`` (right where ``x`` has zeros).
 
-    >>> cumprod_vjp(np.ones(3), np.array([2.0, 0.0, 5.0]), 0)
-    array([1., 2., 0.])
+    >>> cumprod_vjp(np.ones(3), np.array([2.0, 0.0, 5.0]), 0)  # 1, 2 + 2 * 5, 2 * 0
+    array([ 1., 12.,  0.])
     """
     x = np.moveaxis(np.asarray(x, np.float64), axis, -1)
     g = np.moveaxis(np.asarray(g, np.float64), axis, -1)
