@@ -578,6 +578,108 @@ rule(runtime.astype_float, None,
      Case("x.astype(np.float64)", "x.astype(np.float64)", args(x=unif(V))))
 
 
+# ---- issue 23, surf_elem: element-wise, reductions and scans, scipy.special ----------------
+def with_nonfinite(shape, specials=(np.nan, np.inf, -np.inf)):
+    """Values in [-1, 1) whose first entries are ``specials`` (for np.nan_to_num)."""
+    def gen(rng):
+        x = rng.uniform(-1.0, 1.0, shape)
+        x.flat[:len(specials)] = specials
+        return x
+    return gen
+
+
+for _fn, _n, _dom in ((np.deg2rad, "deg2rad", (-90, 90)), (np.radians, "radians", (-90, 90)),
+                      (np.rad2deg, "rad2deg", (-2, 2)), (np.degrees, "degrees", (-2, 2)),
+                      (np.sinc, "sinc", (-2, 2)), (np.conjugate, "conjugate", (-1, 1)),
+                      (np.real, "real", (-1, 1)), (np.real_if_close, "real_if_close", (-1, 1))):
+    rule(_fn, None,
+         Case(f"np.{_n}", f"np.{_n}(x)", args(x=unif(V, *_dom))),
+         Case(f"np.{_n}-2d", f"np.{_n}(x)", args(x=unif(M, *_dom))),
+         Case(f"np.{_n}-scalar", f"np.{_n}(x)", args(x=unif((), *_dom))))
+TABLE[(np.conjugate, None)].append(Case("np.conj", "np.conj(x)", args(x=unif(M))))
+TABLE[(np.sinc, None)].append(Case("np.sinc-near-0", "np.sinc(x)", args(x=unif(M, -1e-3, 1e-3))))
+rule(np.nan_to_num, None,
+     Case("np.nan_to_num", "np.nan_to_num(x)", args(x=with_nonfinite(M, (np.nan,)))),
+     Case("np.nan_to_num-values", "np.nan_to_num(x, nan=fill, posinf=top, neginf=bottom)",
+          args(x=with_nonfinite(M), fill=unif(), top=unif(), bottom=unif())))
+_ELEM_BINARY = {
+    np.mod: lambda sa, sb: mod_pair(sa, sb), np.fmod: lambda sa, sb: mod_pair(sa, sb),
+    np.logaddexp: lambda sa, sb: args(a=unif(sa, -2, 2), b=unif(sb, -2, 2)),
+    np.logaddexp2: lambda sa, sb: args(a=unif(sa, -2, 2), b=unif(sb, -2, 2)),
+    np.fmax: untied, np.fmin: untied,
+    np.float_power: lambda sa, sb: args(a=unif(sa, 0.5, 2.0), b=unif(sb, -1.5, 2.5)),
+}
+for _fn, _gen in _ELEM_BINARY.items():
+    _n = _fn.__name__
+    rule(_fn, None,
+         Case(f"np.{_n}", f"np.{_n}(a, b)", _gen(V, V)),
+         Case(f"np.{_n}-2d", f"np.{_n}(a, b)", _gen(M, M)),
+         Case(f"np.{_n}-array-scalar", f"np.{_n}(a, b)", _gen(M, ())),
+         Case(f"np.{_n}-broadcast-row", f"np.{_n}(a, b)", _gen(M, ROW)),
+         Case(f"np.{_n}-broadcast-col-first", f"np.{_n}(a, b)", _gen(COL, M)),
+         Case(f"np.{_n}-scalars", f"np.{_n}(a, b)", _gen((), ())))
+TABLE[(np.mod, None)].append(Case("np.mod-negative-divisor", "np.mod(a, b)",
+                                  mod_pair(M, ROW, sign=-1.0)))
+TABLE[(np.fmod, None)].append(Case("np.fmod-negative-divisor", "np.fmod(a, b)",
+                                   mod_pair(M, ROW, sign=-1.0)))
+rule(np.copysign, None,
+     Case("np.copysign", "np.copysign(a, b)", args(a=away(M), b=away(ROW)), constant=("b",)),
+     Case("np.copysign-scalars", "np.copysign(a, b)", args(a=away(), b=away()),
+          constant=("b",)))
+rule(np.imag, None, Case("np.imag", "np.imag(x)", args(x=unif(M))))
+rule(np.angle, None, Case("np.angle", "np.angle(x)", args(x=away(M))))
+rule(np.heaviside, None,
+     Case("np.heaviside", "np.heaviside(x, h0)", args(x=away(M), h0=unif())),
+     Case("np.heaviside-broadcast", "np.heaviside(x, h0)", args(x=away(M), h0=unif(ROW))))
+
+for _fn, _name, _gen in ((np.sum, "sum", unif), (np.mean, "mean", unif),
+                         (np.prod, "prod", lambda s: unif(s, 0.5, 1.5)),
+                         (np.max, "max", distinct), (np.min, "min", distinct)):
+    TABLE[(_fn, None)] += [
+        Case(f"np.{_name}-tuple-axes", f"np.{_name}(x, axis=(0, 2))", args(x=_gen((2, 3, 4))),
+             numba=_name in ("sum", "max")),
+        Case(f"np.{_name}-tuple-axes-keepdims", f"np.{_name}(x, axis=(-1, 0), keepdims=True)",
+             args(x=_gen((2, 3, 4))), numba=_name == "prod"),
+        Case(f"np.{_name}-tuple-all-axes", f"np.{_name}(x, axis=(0, 1))", args(x=_gen(M)))]
+TABLE[(np.linalg.norm, None)] += [
+    Case("np.linalg.norm-tuple-axes", "np.linalg.norm(x, axis=(0, 1))", args(x=unif((2, 3, 4))),
+         numba=True),
+    Case("np.linalg.norm-fro-tuple-axes-keepdims", "np.linalg.norm(x, 'fro', (2, 0), True)",
+         args(x=unif((2, 3, 4))))]
+
+rule(np.var, None,
+     *[Case(f"np.var({kw or 'all'})", f"np.var(x{kw})", args(x=unif((2, 3, 4))),
+            numba=kw in ("", ", axis=(0, 2), ddof=1"))
+       for kw in ("", ", axis=1", ", axis=-1, keepdims=True", ", axis=(0, 2), ddof=1",
+                  ", keepdims=True", ", ddof=2")],
+     Case("x.var-method", "x.var(axis=0, ddof=1)", args(x=unif(M))),
+     Case("np.var-1d", "np.var(x)", args(x=unif(V))),
+     Case("np.var-scalar", "np.var(x) + x", args(x=unif())))
+rule(np.std, None,
+     *[Case(f"np.std({kw or 'all'})", f"np.std(x{kw})", args(x=unif((2, 3, 4))),
+            numba=kw in ("", ", axis=-1, keepdims=True"))
+       for kw in ("", ", axis=0", ", axis=-1, keepdims=True", ", axis=(1, 2), ddof=1")],
+     Case("x.std-method", "x.std(1)", args(x=unif(M))))
+rule(np.trace, None,
+     Case("np.trace", "np.trace(x)", args(x=unif((4, 4)))),
+     Case("np.trace-offset", "np.trace(x, 1)", args(x=unif(M)), numba=True),
+     Case("np.trace-negative-offset", "np.trace(x, -2)", args(x=unif(M))),
+     Case("np.trace-stack", "np.trace(x, 0, 1, 2)", args(x=unif((2, 3, 4))), numba=True),
+     Case("np.trace-stack-axes", "np.trace(x, offset=1, axis1=-1, axis2=0)",
+          args(x=unif((3, 2, 4)))),
+     Case("x.trace-method", "x.trace()", args(x=unif((3, 3)))))
+rule(np.cumprod, None,
+     Case("np.cumprod", "np.cumprod(x)", args(x=unif(M, 0.5, 1.5))),
+     Case("np.cumprod-axis", "np.cumprod(x, axis=1)", args(x=unif(M)), numba=True),
+     Case("np.cumprod-axis-negative-3d", "np.cumprod(x, axis=-2)", args(x=unif((2, 3, 4)))),
+     Case("x.cumprod-method", "x.cumprod(0)", args(x=unif(M))))
+rule(np.diff, None,
+     Case("np.diff", "np.diff(x)", args(x=unif(V))),
+     Case("np.diff-n2-axis0", "np.diff(x, 2, axis=0)", args(x=unif((4, 3))), numba=True),
+     Case("np.diff-3d-axis1", "np.diff(x, n=1, axis=1)", args(x=unif((2, 3, 4)))),
+     Case("np.diff-n0", "np.diff(x, 0)", args(x=unif(M))))
+
+
 # ---- the audit: parameters no case feeds from a float argument, and why ------------------
 # Every other parameter of every rule (differentiable or not, with an adjoint or treated as
 # constant) is fed from a float argument by at least one case above, so that case's
@@ -607,6 +709,18 @@ NOT_FLOAT: dict[tuple, dict[str, str]] = {
         (runtime.write_back, ("dst", "src")), (runtime.appended, ("items", "value")),
         (runtime.list_array, ("items",)), (runtime.list_position, ("items", "i")),
         (runtime.merge_leading, ("a",)))},
+    # issue 23, surf_elem
+    (np.nan_to_num, None): {"copy": "a flag: the result is a new array either way here"},
+    (np.real_if_close, None): {"tol": "a tolerance for complex input: real input is returned"},
+    **{(fn, None): {"axis": _CONSTANT, "keepdims": _CONSTANT, "dtype": "a dtype (refused)",
+                    "out": "an output array (refused)",
+                    "ddof": "a count (NumPy takes a float too: no derivative is taken in it)"}
+       for fn in (np.var, np.std)},
+    (np.trace, None): {p: "an int offset or axis (NumPy refuses floats)"
+                       for p in ("offset", "axis1", "axis2")},
+    (np.cumprod, None): {"axis": _CONSTANT},
+    (np.diff, None): {"n": "an int order (NumPy refuses floats)",
+                      "axis": "an int axis (NumPy refuses floats)"},
 }
 
 

@@ -9,24 +9,24 @@ the result and ``g`` its cotangent), its result kind, and whatever else is
 true of it (``elementwise``, ``methods``, ``view``...).  The name generated
 code calls is derived from the object, and the compiler reads everything else
 from the rule, so adding a NumPy function with a derivative is one entry here
-plus one case in ``tests/rule_table_cases.py``.  For example ``np.deg2rad``,
-which no table has:
+plus one case in ``tests/rule_table_cases.py``.  For example ``np.ldexp``
+(``x * 2 ** n``), which no table has:
 
 >>> import numpy as np
 >>> import s2s_ad as ad
 >>> from s2s_ad.rules import primitive, unregister
 >>> from s2s_ad.rules.result_kinds import floats
->>> rule = primitive(np.deg2rad, ("x",), {"x": "g * (np.pi / 180.0)"}, kind=floats,
+>>> rule = primitive(np.ldexp, ("x", "n"), {"x": "g * np.exp2(n)"}, kind=floats,
 ...                  elementwise=True)
 >>> rule.emit
-'np.deg2rad'
->>> def east_component(headings):
-...     return np.sum(np.sin(np.deg2rad(headings)))
->>> headings = np.array([0.0, 30.0, 90.0])
->>> slope = np.cos(np.deg2rad(headings)) * np.pi / 180.0  # d/dh sin(h * pi / 180)
->>> bool(np.allclose(ad.gradient(east_component)(headings), slope, rtol=1e-12))
+'np.ldexp'
+>>> def scaled_energy(levels):
+...     return np.sum(np.sin(np.ldexp(levels, 3)))
+>>> levels = np.array([0.0, 0.25, 1.5])
+>>> slope = np.cos(np.ldexp(levels, 3)) * 8.0  # d/dx sin(x * 2 ** 3)
+>>> bool(np.allclose(ad.gradient(scaled_energy)(levels), slope, rtol=1e-12))
 True
->>> unregister(np.deg2rad)
+>>> unregister(np.ldexp)
 """
 
 from . import (  # noqa: F401  (the tables)

@@ -13,7 +13,7 @@ import gast
 import numpy as np
 
 from ..kinds import NUMERIC, ArrayKind
-from ..runtime import reductions
+from ..runtime import reductions, special
 from ..runtime.reductions import Forms
 from .registry import NOT_CONSTANT, primitive, rt_name
 from .result_kinds import int_array_or_int, ints, like
@@ -29,7 +29,9 @@ def _reduced(kinds: list, operands: list):
     keep = isinstance(keepdims, gast.Constant) and keepdims.value
     if isinstance(axis, gast.Constant) and axis.value is None:
         return x if keep else "float"
-    ndim = x.ndim if keep else x.ndim - 1
+    count = len(axis.value) if isinstance(axis, gast.Constant) and \
+        isinstance(axis.value, tuple) else 1
+    ndim = x.ndim if keep else x.ndim - count
     return ArrayKind(ndim) if ndim > 0 else "float"
 
 
@@ -42,9 +44,16 @@ def _reduction(name: str, whole: str, helpers: Forms):
     def variant(consts: dict, kinds: dict) -> dict:
         axis, keep = consts.get("axis"), consts.get("keepdims")
         if axis is NOT_CONSTANT or keep is NOT_CONSTANT:
-            raise ValueError(f"np.{name}: axis and keepdims must be constants")
-        if isinstance(axis, tuple):
-            raise ValueError(f"np.{name}: a tuple of axes is not supported yet")
+            raise ValueError(f"np.{name}: axis and keepdims must be constants (an int, a "
+                             "tuple of ints or None, and True or False)")
+        if isinstance(axis, tuple):  # along the last axis of the axes moved back and merged
+            merged = "rt.axes_last(x, axis)"
+            if keep:
+                return {"forward": f"rt.axes_kept({axis_keepdims}({merged}, -1), x, axis)",
+                        "adjoints": {"x": f"rt.axes_back({vjp_axis_keepdims}("
+                                          f"rt.last_kept(g, x, axis), {merged}, -1), x, axis)"}}
+            return {"forward": f"{axis_form}({merged}, -1)",
+                    "adjoints": {"x": f"rt.axes_back({vjp_axis}(g, {merged}, -1), x, axis)"}}
         if axis is None:
             forward = f"{all_keepdims}(x)" if keep else whole
             return {"forward": forward, "adjoints": {"x": f"{vjp_all}(g, x)"}}
@@ -107,10 +116,15 @@ def _norm_variant(consts: dict, kinds: dict) -> dict:
     if axis is None and keep:
         raise ValueError("np.linalg.norm: keepdims needs an axis")
     ndim = _ndim(kinds.get("x"))
+    if isinstance(axis, tuple) and len(axis) not in (1, 2):
+        raise ValueError(f"np.linalg.norm: axis={axis!r}: NumPy takes one or two axes")
     if order is None:
         return _NORM_2(consts, kinds)
-    if isinstance(axis, tuple):
-        raise ValueError("np.linalg.norm: a tuple of axes is not supported yet")
+    if isinstance(axis, tuple):  # NumPy: two axes are a matrix norm
+        if len(axis) == 2 and order == "fro":
+            return _NORM_2(consts, kinds)
+        raise ValueError(f"np.linalg.norm: ord={order!r} with axis={axis!r} is not supported "
+                         "(a tuple of axes: ord None or 'fro')")
     if axis is None and ndim == 2:
         if order == "fro":
             return _NORM_2(consts, kinds)
@@ -173,3 +187,83 @@ primitive(np.sort, ("x", "axis"), {"x": "g"}, defaults={"axis": -1},
 for _fn in (np.argmax, np.argmin):
     primitive(_fn, ("x",), kind=ints, methods=(_fn.__name__,), nargs=1)
 primitive(np.argsort, ("x",), kind=int_array_or_int, nargs=1)
+
+
+# ---- issue 23: variance, trace, cumulative products, differences ---------------------------
+def _moment_variant(name: str, forms: tuple):
+    """``np.var``/``np.std`` over any constant axis (an int, a tuple or None): along the
+    last axis of the reduced axes moved back and merged (``rt.axes_last``); ``ddof``
+    may be a run-time value.  The std of equal values (0) has the subgradient 0."""
+    helper, vjp = (rt_name(form) for form in forms)
+
+    def variant(consts: dict, kinds: dict) -> dict:
+        axis, keep = consts.get("axis"), consts.get("keepdims")
+        if axis is NOT_CONSTANT or keep is NOT_CONSTANT:
+            raise ValueError(f"np.{name}: axis and keepdims must be constants (an int, a "
+                             "tuple of ints or None, and True or False)")
+        if consts.get("dtype") is not None or consts.get("out") is not None:
+            raise ValueError(f"np.{name}: dtype= and out= are not supported: convert the "
+                             "input with .astype(...) and use the returned value")
+        x = kinds.get("x")
+        if x in NUMERIC:  # the variance of one number is 0
+            return {"forward": "0.0 * x", "adjoints": {"x": "0.0 * g"}}
+        if not isinstance(x, ArrayKind) or x.ndim is None:
+            raise ValueError(f"np.{name}: the number of dimensions of x must be known")
+        axes = tuple(range(x.ndim)) if axis is None else \
+            axis if isinstance(axis, tuple) else (axis,)
+        merged = f"rt.axes_last(x, {axes!r})"
+        back = f"rt.axes_back({vjp}(g, {merged}, ddof), x, {axes!r})"
+        forward = f"{helper}({merged}, ddof)"
+        if keep:
+            forward = f"rt.axes_kept({forward}, x, {axes!r})"
+        return {"forward": forward, "adjoints": {"x": back}}
+
+    return variant
+
+
+for _fn, _forms in ((np.var, (special.var_last, special.var_last_vjp)),
+                   (np.std, (special.std_last, special.std_last_vjp))):
+    primitive(_fn, ("x", "axis", "dtype", "out", "ddof", "keepdims"), {"x": "g"},
+              defaults={"axis": None, "dtype": None, "out": None, "ddof": 0, "keepdims": False},
+              kind=lambda k, o: _reduced([k[0]], [o[0], o[1], o[5]]),
+              variant=_moment_variant(_fn.__name__, _forms), methods=(_fn.__name__,))
+
+
+def _array_at_least(name: str, ndim: int):
+    """A variant refusing ``x`` of fewer than ``ndim`` dimensions (as NumPy does)."""
+    def variant(consts: dict, kinds: dict) -> dict:
+        if _ndim(kinds.get("x")) is not None and _ndim(kinds.get("x")) < ndim:
+            raise ValueError(f"np.{name}: x must have at least {ndim} dimension(s)")
+        return {}
+    return variant
+
+
+def _traced(kinds: list, operands: list):
+    ndim = _ndim(kinds[0])
+    if ndim is None or ndim < 2:
+        return "unknown"
+    return ArrayKind(ndim - 2) if ndim > 2 else "float"
+
+
+primitive(np.trace, ("x", "offset", "axis1", "axis2"),
+          {"x": "rt.trace_vjp(g, x, offset, axis1, axis2)"},
+          forward="rt.trace_axes(x, offset, axis1, axis2)",
+          defaults={"offset": 0, "axis1": 0, "axis2": 1}, kind=_traced,
+          variant=_array_at_least("trace", 2), methods=("trace",))
+
+
+def _cumprod_variant(consts: dict, kinds: dict) -> dict:
+    """The VJP of a cumulative product (exact at zeros: ``rt.cumprod_vjp``)."""
+    if constant_axis("cumprod", consts) is None:  # x flattened, as NumPy
+        return {"adjoints": {"x": "rt.reshape_like(rt.cumprod_vjp(g, rt.reshape(x, (-1,)), 0), "
+                                  "x)"}}
+    return {"forward": "rt.cumprod_axis(x, axis)", "adjoints": {"x": "rt.cumprod_vjp(g, x, axis)"}}
+
+
+primitive(np.cumprod, ("x", "axis"), {"x": "g"}, defaults={"axis": None},
+          kind=lambda k, o: like(k, o) if isinstance(o[1], gast.Constant) and
+          o[1].value is not None else ArrayKind(1), variant=_cumprod_variant,
+          methods=("cumprod",))
+primitive(np.diff, ("x", "n", "axis"), {"x": "rt.diff_vjp(g, x, n, axis)"},
+          forward="rt.diff_axis(x, n, axis)", defaults={"n": 1, "axis": -1}, kind=like,
+          variant=_array_at_least("diff", 1))

@@ -38,6 +38,11 @@ module and exactly each one's helpers):
 - ``einsum``: ``einsum`` (constant subscripts), ``einsum_like`` (its VJP forms)
 - ``scans``: ``reverse_cumsum`` (cumsum's VJP), ``sort_axis``, ``sort_vjp``
 - ``norms``: ``norm_p_slope`` (the VJP of a vector p-norm)
+- ``special``: ``heaviside``, ``sinc_slope`` (element-wise functions Numba lacks, and
+  slopes); ``axes_last``, ``axes_back``, ``axes_kept``, ``last_kept`` (a reduction over
+  a tuple of axes is one along the last axis of ``axes_last(x, axes)``); ``var_last``,
+  ``std_last`` and their VJPs ``var_last_vjp``, ``std_last_vjp``; ``trace_axes``,
+  ``trace_vjp``; ``cumprod_axis``, ``cumprod_vjp``; ``diff_axis``, ``diff_vjp``
 - ``linalg``: ``det``, ``inv``, ``solve`` of stacks of matrices and their VJPs
   ``det_vjp``, ``inv_vjp``, ``solve_vjp_a``, ``solve_vjp_b``
 - ``lists``: ``new_list``, ``appended``, ``list_array``, ``list_position``,
@@ -125,5 +130,6 @@ from .reductions import *  # noqa: F403
 from .scalar import *  # noqa: F403
 from .scans import *  # noqa: F403
 from .shapes import *  # noqa: F403
+from .special import *  # noqa: F403
 from .tapes import *  # noqa: F403
 from .tuples import *  # noqa: F403

@@ -71,7 +71,7 @@ def test_array_methods_are_the_rules_spellings():
 def test_views_are_the_rules_that_say_so():
     views = {obj for obj, _, rule in _calls() if rule.view}
     assert views == {np.reshape, np.transpose, np.ravel, np.atleast_1d, np.atleast_2d,
-                     np.atleast_3d}
+                     np.atleast_3d, np.real, np.real_if_close}
     assert all(returns_view(v) for v in views)
     assert not any(returns_view(f) for f in (np.copy, np.sum, np.sin, None))
 
@@ -149,38 +149,38 @@ def test_one_entry_makes_a_numpy_function_differentiable_on_both_paths(tmp_path)
     """The acceptance of issue 21: a NumPy function with a derivative is one entry."""
     survey = _module(tmp_path, "survey_bearings", (
         "def east_offset(bearings_deg, distances):\n"
-        "    return np.sum(distances * np.sin(np.deg2rad(bearings_deg)))\n"))
+        "    return np.sum(distances * np.sin(np.ldexp(bearings_deg, -6)))\n"))
     bearings, distances = np.array([10.0, 45.0, 170.0]), np.array([1.5, 2.0, 0.5])
-    with pytest.raises(s2s_ad.NonDifferentiableError, match="deg2rad"):
+    with pytest.raises(s2s_ad.NonDifferentiableError, match="ldexp"):
         s2s_ad.gradient(survey.east_offset)(bearings, distances)
-    primitive(np.deg2rad, ("x",), {"x": "g * (np.pi / 180.0)"}, kind=floats, elementwise=True)
+    primitive(np.ldexp, ("x", "n"), {"x": "g * np.exp2(n)"}, kind=floats, elementwise=True)
     try:
         check_grads(survey.east_offset, bearings, distances)
     finally:
-        unregister(np.deg2rad)
+        unregister(np.ldexp)
 
 
 def test_an_entry_without_its_rule_table_case_fails_the_audit():
     import test_rule_table
 
-    primitive(np.deg2rad, ("x",), {"x": "g * (np.pi / 180.0)"}, kind=floats, elementwise=True)
+    primitive(np.ldexp, ("x", "n"), {"x": "g * np.exp2(n)"}, kind=floats, elementwise=True)
     try:
-        with pytest.raises(AssertionError, match="deg2rad"):
+        with pytest.raises(AssertionError, match="ldexp"):
             test_rule_table.test_every_registered_rule_has_a_table_entry()
     finally:
-        unregister(np.deg2rad)
+        unregister(np.ldexp)
     test_rule_table.test_every_registered_rule_has_a_table_entry()
 
 
 def test_the_readme_entry_is_a_working_entry():
     readme = (Path(s2s_ad.__file__).parent.parent / "README.md").read_text()
-    entry = re.search(r"```python\n(primitive\(np\.deg2rad.*?)```", readme, re.DOTALL).group(1)
+    entry = re.search(r"```python\n(primitive\(np\.ldexp.*?)```", readme, re.DOTALL).group(1)
     exec(entry, {"np": np, "primitive": primitive, "floats": floats})  # noqa: S102
     try:
-        rule = lookup(np.deg2rad, 1)
-        assert (rule.emit, rule.params, rule.elementwise) == ("np.deg2rad", ("x",), True)
+        rule = lookup(np.ldexp, 2)
+        assert (rule.emit, rule.params, rule.elementwise) == ("np.ldexp", ("x", "n"), True)
     finally:
-        unregister(np.deg2rad)
+        unregister(np.ldexp)
 
 
 def test_a_rule_registered_or_removed_later_is_seen_by_the_same_function(tmp_path):
@@ -188,18 +188,18 @@ def test_a_rule_registered_or_removed_later_is_seen_by_the_same_function(tmp_pat
     generation, so a function differentiated before is transformed again (not stale)."""
     survey = _module(tmp_path, "survey_again", (
         "def north_offset(bearings_deg, distances):\n"
-        "    return np.sum(distances * np.cos(np.deg2rad(bearings_deg)))\n"))
+        "    return np.sum(distances * np.cos(np.ldexp(bearings_deg, -6)))\n"))
     bearings, distances = np.array([20.0, 60.0, 135.0]), np.array([1.0, 2.5, 0.75])
     north = s2s_ad.differentiable(survey.north_offset, jit=False)
-    with pytest.raises(s2s_ad.NonDifferentiableError, match="deg2rad"):
+    with pytest.raises(s2s_ad.NonDifferentiableError, match="ldexp"):
         s2s_ad.gradient(north)(bearings, distances)
-    primitive(np.deg2rad, ("x",), {"x": "g * (np.pi / 180.0)"}, kind=floats, elementwise=True)
+    primitive(np.ldexp, ("x", "n"), {"x": "g * np.exp2(n)"}, kind=floats, elementwise=True)
     try:
         d_bearings, _ = s2s_ad.gradient(north)(bearings, distances)
-        # d/db sum(d * cos(b * pi/180)) = -d * sin(b * pi/180) * pi/180
-        expected = -distances * np.sin(np.deg2rad(bearings)) * np.pi / 180.0
+        # d/db sum(d * cos(b / 64)) = -d * sin(b / 64) / 64
+        expected = -distances * np.sin(np.ldexp(bearings, -6)) / 64.0
         np.testing.assert_allclose(d_bearings, expected, rtol=1e-12)
     finally:
-        unregister(np.deg2rad)
-    with pytest.raises(s2s_ad.NonDifferentiableError, match="deg2rad"):
+        unregister(np.ldexp)
+    with pytest.raises(s2s_ad.NonDifferentiableError, match="ldexp"):
         s2s_ad.gradient(north)(bearings, distances)

@@ -448,9 +448,27 @@ class ExpressionNormalizer:
             if isinstance(target, LocalFunction):
                 args += [load(v) for v in target.free]
             return args, []
-        args = [self.atom(a) for a in node.args]
-        keywords = [keyword(k.arg, self.atom(k.value)) for k in node.keywords]
+        args = [self.argument(a) for a in node.args]
+        keywords = [keyword(k.arg, self.argument(k.value)) for k in node.keywords]
         return args, keywords
+
+    def argument(self, node: gast.expr) -> gast.expr:
+        """The atom of an argument of a library call; a tuple of int constants
+        (``axis=(0, -1)``, a shape ``(2, 3)``) stays one constant, which a rule's
+        ``variant`` and result kind read as a value like any other constant."""
+        if isinstance(node, gast.Tuple) and node.elts:
+            items = [self._constant_number(e) if not isinstance(e, gast.UnaryOp) else
+                     self._negated_number(e) for e in node.elts]
+            if all(isinstance(v, int) and not isinstance(v, bool) for v in items):
+                return gast.copy_location(const(tuple(items)), node)
+        return self.atom(node)
+
+    def _negated_number(self, node: gast.UnaryOp) -> Any:
+        """``-n`` of a constant number ``n`` (else None)."""
+        if not isinstance(node.op, gast.USub):
+            return None
+        number = self._constant_number(node.operand)
+        return None if number is None else -number
 
 
 _MAX_REPEATED = 64  # items of a repeated display written out; longer ones are refused
