@@ -354,7 +354,7 @@ class ExpressionNormalizer:
             return call_method, [node.func.value, const(attr), *node.args], list(node.keywords)
         target = methods[attr]
         args = [node.func.value] + list(node.args)
-        if attr == "reshape" and len(node.args) > 1:
+        if attr in ("reshape", "transpose") and len(node.args) > 1:
             args = [node.func.value, tuple_of(list(node.args))]
         if attr == "astype":
             target = self.astype(node)
@@ -448,9 +448,33 @@ class ExpressionNormalizer:
             if isinstance(target, LocalFunction):
                 args += [load(v) for v in target.free]
             return args, []
+        if is_library(target):  # a rule reads a literal tuple of numbers as one constant
+            args = [literal_tuple(a) or self.atom(a) for a in node.args]
+            keywords = [keyword(k.arg, literal_tuple(k.value) or self.atom(k.value))
+                        for k in node.keywords]
+            return args, keywords
         args = [self.atom(a) for a in node.args]
         keywords = [keyword(k.arg, self.atom(k.value)) for k in node.keywords]
         return args, keywords
+
+
+def literal_tuple(node: gast.expr) -> gast.Constant | None:
+    """A tuple display of int constants (or of such tuples), as one constant: the
+    ``axes`` of ``np.transpose(x, (2, 0, 1))``, the ``pad_width`` of ``np.pad``."""
+    value = _literal(node)
+    return gast.copy_location(const(value), node) if isinstance(value, tuple) else None
+
+
+def _literal(node: gast.expr):
+    if isinstance(node, gast.Constant) and type(node.value) is int:
+        return node.value
+    if isinstance(node, gast.UnaryOp) and isinstance(node.op, gast.USub) and \
+            isinstance(node.operand, gast.Constant) and type(node.operand.value) is int:
+        return -node.operand.value
+    if isinstance(node, gast.Tuple):
+        items = [_literal(e) for e in node.elts]
+        return tuple(items) if None not in items else None
+    return None
 
 
 _MAX_REPEATED = 64  # items of a repeated display written out; longer ones are refused
