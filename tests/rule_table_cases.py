@@ -695,6 +695,44 @@ rule(np.append, None,
      Case("np.append", "np.append(x, v)", args(x=unif(M), v=unif(ROW))),
      Case("np.append-axis", "np.append(x, v, axis=0)", args(x=unif(M), v=unif((1, 4)))),
      Case("np.append-number", "np.append(x, v)", args(x=unif(V), v=unif())))
+rule(np.tensordot, None,
+     Case("np.tensordot", "np.tensordot(a, b, 1)", args(a=unif(T3), b=unif((4, 2)))),
+     Case("np.tensordot-default", "np.tensordot(a, b)", args(a=unif(M), b=unif((3, 4, 2)))),
+     Case("np.tensordot-pairs", "np.tensordot(a, b, axes=([0, 2], [0, 1]))",
+          args(a=unif(T3), b=unif((2, 4, 3)))))
+rule(np.inner, None,
+     Case("np.inner", "np.inner(a, b)", args(a=unif(T3), b=unif(M))),
+     Case("np.inner-1d", "np.inner(a, b)", args(a=unif(ROW), b=unif(ROW))),
+     Case("np.inner-number", "np.inner(a, b)", args(a=unif(), b=unif(M))))
+rule(np.vdot, None, Case("np.vdot", "np.vdot(a, b)", args(a=unif(M), b=unif((2, 6)))))
+rule(np.kron, None,
+     Case("np.kron", "np.kron(a, b)", args(a=unif(M), b=unif((2, 5)))),
+     Case("np.kron-mixed", "np.kron(a, b)", args(a=unif(T3), b=unif(ROW))))
+TABLE[(np.dot, None)] += [
+    Case("np.dot-3d", "np.dot(a, b)", args(a=unif(T3), b=unif((4, 2))), numba=True),
+    Case("np.dot-2d-3d", "np.dot(a, b)", args(a=unif(M), b=unif((3, 4, 2)))),
+    Case("np.dot-number", "np.dot(a, b)", args(a=unif(), b=unif(M))),
+    Case("np.dot-numbers", "np.dot(a, b)", args(a=unif(), b=unif()))]
+TABLE[(np.matmul, None)] += [
+    Case("np.matmul-batched", "np.matmul(a, b)", args(a=unif((3, 3, 4)), b=unif((2, 1, 4, 5))),
+         numba=True),
+    Case("np.matmul-1d-3d", "np.matmul(a, b)", args(a=unif(ROW), b=unif((3, 4, 2))))]
+TABLE[(gast.MatMult, None)] += [
+    Case("@-batched", "a @ b", args(a=unif(T3), b=unif((4, 5))), numba=True),
+    Case("@-3d-1d", "a @ b", args(a=unif(T3), b=unif(ROW)))]
+if hasattr(np, "row_stack"):  # NumPy 2 deprecates it: an alias of vstack
+    rule(np.row_stack, 1, Case("np.row_stack", "np.vstack((a, b))", args(a=unif(M), b=unif(ROW))))
+TABLE[(np.hstack, 1)].append(Case("np.hstack-of-3d-array", "np.hstack(x)", args(x=unif(T3))))
+TABLE[(np.column_stack, 1)] += [
+    Case("np.column_stack-of-2d-array", "np.column_stack(x)", args(x=unif(M))),
+    Case("np.column_stack-of-3d-array", "np.column_stack(x)", args(x=unif(T3)))]
+rule(runtime.section, None,  # np.split and its kin: one call per piece
+     Case("np.split", "np.split(x, 2, axis=1)[1]", args(x=unif(M))),
+     Case("np.split-indices", "np.split(x, (1, 3))[0]", args(x=unif(V))),
+     Case("np.array_split", "np.array_split(x, 3)[2]", args(x=unif(V))),
+     Case("np.vsplit", "np.vsplit(x, 2)[0]", args(x=unif((4, 3)))),
+     Case("np.hsplit", "np.hsplit(x, (1,))[1]", args(x=unif(M))),
+     Case("np.dsplit", "np.dsplit(x, 2)[1]", args(x=unif(T3))))
 _REARRANGE_CONSTANTS = {
     (np.transpose, 2): {"axes": _CONSTANT},
     (np.moveaxis, None): {"source": _CONSTANT, "destination": _CONSTANT},
@@ -711,5 +749,8 @@ _REARRANGE_CONSTANTS = {
     (np.roll, None): {"shift": _SHAPE, "axis": _CONSTANT},
     (np.pad, None): {"pad_width": _CONSTANT, "mode": "a string literal"},
     (np.append, None): {"axis": _CONSTANT},
+    (np.tensordot, None): {"axes": _CONSTANT},
+    (runtime.section, None): {"sections": _CONSTANT, "i": _INTERNAL, "axis": _CONSTANT,
+                              "equal": _INTERNAL},
 }
 NOT_FLOAT.update(_REARRANGE_CONSTANTS)

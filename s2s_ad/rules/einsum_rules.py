@@ -60,6 +60,15 @@ def _vjp(k: int, names: tuple[str, ...], ins: tuple[str, ...], out: str) -> str:
     return f"rt.einsum_like({spec!r}, {names[k]}, {args})"
 
 
+def einsum_templates(names: tuple[str, ...], ins: tuple[str, ...], out: str) -> dict:
+    """The forward and VJP templates of ``rt.einsum`` of operands ``names`` with these
+    (explicit, letter) subscripts: the einsum rule's, and those of the products written
+    as einsums (``np.tensordot``, ``np.inner``...)."""
+    spec = ",".join(ins) + "->" + out
+    return {"forward": f"rt.einsum({spec!r}, {', '.join(names)})",
+            "adjoints": {name: _vjp(k, names, ins, out) for k, name in enumerate(names)}}
+
+
 def _einsum_variant(names: tuple[str, ...]):
     def variant(consts: dict, kinds: dict) -> dict:
         ins, out = _parsed(consts.get("subscripts"))
@@ -72,9 +81,7 @@ def _einsum_variant(names: tuple[str, ...]):
             if ndim is not None and ndim != len(labels):
                 raise ValueError(f"np.einsum {consts['subscripts']!r}: subscript {labels!r} "
                                  f"for a {ndim}-D operand")
-        spec = ",".join(ins) + "->" + out
-        return {"forward": f"rt.einsum({spec!r}, {', '.join(names)})",
-                "adjoints": {name: _vjp(k, names, ins, out) for k, name in enumerate(names)}}
+        return einsum_templates(names, ins, out)
 
     return variant
 

@@ -624,3 +624,8 @@ def _append_variant(consts: dict, kinds: dict) -> dict:
 
 primitive(np.append, ("x", "values", "axis"), {"x": "g", "values": "g"}, defaults={"axis": None},
           kind=_append_kind, variant=_append_variant)
+
+
+# -- the pieces of np.split and its kin (the normalizer writes one call per piece) --
+primitive(runtime.section, ("x", "sections", "i", "axis", "equal"),
+          {"x": "rt.section_vjp(g, x, sections, i, axis, equal)"}, kind=same, view=True)

@@ -397,6 +397,8 @@ class ExpressionNormalizer:
                 node = gast.copy_location(call_node(func, [func, *node.args], node.keywords), node)
         if target is range:
             raise self.error(node, "range(...) is only supported as a for-loop iterable")
+        if target in SPLITS:
+            return self.split(node, target), "pieces"
         args, keywords = self.bind(node, target)
         if target in (min, max, math.hypot) and len(args) > 2 and not keywords:
             # max(a, b, c) -> max(max(a, b), c): same value, same first-wins ties
@@ -417,6 +419,37 @@ class ExpressionNormalizer:
         elif target is call_value:
             stem = f"{atom_word(args[0])}_out"
         return call, stem
+
+    def split(self, node: gast.Call, target: Any) -> gast.expr:
+        """``np.split(x, 2)`` (and array_split, vsplit, hsplit, dsplit) as the tuple of
+        its pieces, one ``rt.section`` call each: the number of pieces must be known."""
+        name, fixed_axis, equal = SPLITS[target]
+        params = ["ary", "indices_or_sections"] + (["axis"] if fixed_axis == "axis" else [])
+        given = dict(zip(params, node.args, strict=False))
+        given.update({k.arg: k.value for k in node.keywords})
+        if set(given) - set(params) or len(node.args) > len(params) or "ary" not in given \
+                or "indices_or_sections" not in given:
+            raise self.error(node, f"np.{name}: give the array, the sections and (for split "
+                             "and array_split) the axis")
+        sections = given["indices_or_sections"]
+        literal = literal_tuple(sections)
+        if literal is None and not (isinstance(sections, gast.Constant)
+                                    and type(sections.value) is int):
+            raise self.error(node, f"np.{name}: the sections must be a literal int or tuple "
+                             "of ints (the number of pieces must be known when compiling)")
+        sections = literal or sections
+        count = len(sections.value) + 1 if literal is not None else sections.value
+        array = self.atom(given["ary"])
+        axis = self.atom(given.get("axis", const(0))) if fixed_axis == "axis" \
+            else const(fixed_axis)
+        pieces = []
+        for i in range(count):
+            piece = call_node(attribute(load("rt"), "section"),
+                              [array, sections, const(i), axis, const(equal)])
+            set_callee(piece, runtime.section)
+            gast.copy_location(piece, node)
+            pieces.append(self.temp(piece, f"{atom_word(array)}_piece", node))
+        return tuple_of(pieces)
 
     def bind(self, node: gast.Call, target: Any) -> tuple[list[gast.expr], list[gast.keyword]]:
         """Atoms for the arguments; keywords of Python functions bound to positions."""
@@ -456,6 +489,12 @@ class ExpressionNormalizer:
         args = [self.atom(a) for a in node.args]
         keywords = [keyword(k.arg, self.atom(k.value)) for k in node.keywords]
         return args, keywords
+
+
+#: The splits: (name, axis ("axis": the call's, default 0; None: hsplit's), equal pieces)
+SPLITS = {np.split: ("split", "axis", True), np.array_split: ("array_split", "axis", False),
+          np.vsplit: ("vsplit", 0, True), np.hsplit: ("hsplit", None, True),
+          np.dsplit: ("dsplit", 2, True)}
 
 
 def literal_tuple(node: gast.expr) -> gast.Constant | None:
