@@ -733,6 +733,11 @@ rule(runtime.section, None,  # np.split and its kin: one call per piece
      Case("np.vsplit", "np.vsplit(x, 2)[0]", args(x=unif((4, 3)))),
      Case("np.hsplit", "np.hsplit(x, (1,))[1]", args(x=unif(M))),
      Case("np.dsplit", "np.dsplit(x, 2)[1]", args(x=unif(T3))))
+TABLE[(np.einsum, 3)].append(  # (the interleaved form: test_surface_shapes.py)
+    Case("np.einsum-ellipsis", "np.einsum('...ij,...j->...i', a, b)",
+         args(a=unif(T3), b=unif((2, 4)))))
+TABLE[(np.einsum, 2)].append(
+    Case("np.einsum-ellipsis-implicit", "np.einsum('i...', a)", args(a=unif(T3))))
 _REARRANGE_CONSTANTS = {
     (np.transpose, 2): {"axes": _CONSTANT},
     (np.moveaxis, None): {"source": _CONSTANT, "destination": _CONSTANT},

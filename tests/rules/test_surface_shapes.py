@@ -316,6 +316,26 @@ def kron_mixed(tensor, samples):
     return np.kron(tensor, samples)
 
 
+def einsum_batched(tensor, matrix):
+    return np.einsum("...ij,...j->...i", tensor, matrix)
+
+
+def einsum_ellipsis_implicit(tensor):
+    return np.einsum("i...", tensor)
+
+
+def einsum_ellipsis_middle(tensor, samples):
+    return np.einsum("a...c,c->...", tensor, samples)
+
+
+def einsum_interleaved(matrix, other):
+    return np.einsum(matrix, [0, 1], other, [1, 2], [0, 2])
+
+
+def einsum_interleaved_implicit(matrix):
+    return np.einsum(matrix, [1, 0])
+
+
 PRODUCT_CASES = [
     (contracted_once, batch, layer), (contracted_pairs, batch, rng.normal(size=(2, 4, 3))),
     (contracted_default, grid, rng.normal(size=(3, 4, 2))), (outer_tensordot, weights4, grid),
@@ -328,6 +348,9 @@ PRODUCT_CASES = [
     (inner_of, batch, grid), (inner_of_vectors, weights4, weights4), (inner_with_number, 2.0, grid),
     (vdot_of, grid, rng.normal(size=(2, 6))),
     (kron_of, grid, small), (kron_mixed, batch, weights4), (kron_of, weights4, small),
+    (einsum_batched, batch, small[:, :4].copy()), (einsum_ellipsis_implicit, batch),
+    (einsum_ellipsis_middle, batch, weights4), (einsum_interleaved, grid, layer),
+    (einsum_interleaved_implicit, grid),
 ]
 
 NUMBA_PRODUCT_CASES = [
@@ -335,7 +358,8 @@ NUMBA_PRODUCT_CASES = [
     (dot_with_number, 2.5, grid), (matmul_operator, stacked, broadcast_kernels),
     (matmul_vector_left, weights4, kernels), (matmul_vector_right, batch, weights4),
     (inner_of, batch, grid), (vdot_of, grid, rng.normal(size=(2, 6))),
-    (kron_mixed, batch, weights4),
+    (kron_mixed, batch, weights4), (einsum_batched, batch, small[:, :4].copy()),
+    (einsum_interleaved, grid, layer),
 ]
 
 

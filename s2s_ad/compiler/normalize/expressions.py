@@ -13,6 +13,7 @@ import copy
 import inspect
 import math
 import numbers
+import string
 import types
 from typing import Any
 
@@ -399,6 +400,9 @@ class ExpressionNormalizer:
             raise self.error(node, "range(...) is only supported as a for-loop iterable")
         if target in SPLITS:
             return self.split(node, target), "pieces"
+        if target is np.einsum and node.args and not (
+                isinstance(node.args[0], gast.Constant) and isinstance(node.args[0].value, str)):
+            node = self.einsum_subscripts(node)
         args, keywords = self.bind(node, target)
         if target in (min, max, math.hypot) and len(args) > 2 and not keywords:
             # max(a, b, c) -> max(max(a, b), c): same value, same first-wins ties
@@ -419,6 +423,27 @@ class ExpressionNormalizer:
         elif target is call_value:
             stem = f"{atom_word(args[0])}_out"
         return call, stem
+
+    def einsum_subscripts(self, node: gast.Call) -> gast.Call:
+        """``np.einsum(a, [0, 1], b, [1, 2], [0, 2])`` (operands each followed by its
+        list of axis numbers, then the output's) as ``np.einsum("ab,bc->ac", a, b)``."""
+        args = list(node.args)
+        output = args.pop() if len(args) % 2 else None
+        operands, lists = args[0::2], args[1::2]
+        texts = []
+        for sub in [*lists, *([output] if output is not None else [])]:
+            labels = _literal(sub)
+            if isinstance(labels, int):
+                labels = (labels,)
+            if not isinstance(labels, tuple) or not all(0 <= v < 52 for v in labels):
+                raise self.error(sub, "np.einsum: each list of axis numbers must be a literal "
+                                 "list of ints in range(52) (or write the subscripts string)")
+            texts.append("".join(string.ascii_letters[v] for v in labels))
+        spec = ",".join(texts[:len(operands)])
+        if output is not None:
+            spec += "->" + texts[-1]
+        call = call_node(node.func, [const(spec), *operands], node.keywords)
+        return gast.copy_location(call, node)
 
     def split(self, node: gast.Call, target: Any) -> gast.expr:
         """``np.split(x, 2)`` (and array_split, vsplit, hsplit, dsplit) as the tuple of
@@ -510,7 +535,7 @@ def _literal(node: gast.expr):
     if isinstance(node, gast.UnaryOp) and isinstance(node.op, gast.USub) and \
             isinstance(node.operand, gast.Constant) and type(node.operand.value) is int:
         return -node.operand.value
-    if isinstance(node, gast.Tuple):
+    if isinstance(node, gast.Tuple | gast.List):
         items = [_literal(e) for e in node.elts]
         return tuple(items) if None not in items else None
     return None
