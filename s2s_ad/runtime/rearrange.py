@@ -15,7 +15,8 @@ its VJP ``repeat_vjp_axis``; ``roll_axis`` (``np.roll`` along one axis);
 and its VJP ``pad_vjp_axis``; ``diagonal_last`` (``np.diagonal`` over the last
 two axes, a copy); ``section`` (a piece of ``np.split`` and its kin: the
 compiler writes ``a, b = np.split(x, 2)`` as one call per piece) and its VJP
-``section_vjp``; ``matmul`` (``np.matmul`` with NumPy's batch broadcasting,
+``section_vjp``; ``masked`` (``x[mask]`` for a mask of two or more dimensions,
+which Numba refuses); ``matmul`` (``np.matmul`` with NumPy's batch broadcasting,
 1-D operands too).
 
 >>> where = np.tril(positions(np.zeros((2, 2))))
@@ -34,7 +35,7 @@ from numba.extending import register_jitable
 from .axes import as_3d, check_array, normalize_axis, numba_impl, shape_with
 
 __all__ = ["diagonal_last", "gather_vjp", "matmul", "pad_axis", "pad_vjp_axis", "positions",
-           "repeat_axis", "repeat_vjp_axis", "roll_axis", "section", "section_vjp"]
+           "repeat_axis", "repeat_vjp_axis", "masked", "roll_axis", "section", "section_vjp"]
 
 #: ``np.pad``'s modes that are selections, by the code ``pad_axis`` takes.
 PAD_MODES = {"constant": 0, "edge": 1, "reflect": 2, "symmetric": 3, "wrap": 4}
@@ -449,5 +450,32 @@ def _ol_section_vjp(g, x, sections, i, axis, equal):
         start, stop = bounds(out3.shape[1], sections, i, equal)
         out3[:, start:stop, :] = as_3d(g, ax)
         return out
+
+    return impl
+
+
+# ---- boolean masks -----------------------------------------------------------------------
+def masked(x, mask):
+    """``x[mask]`` for a boolean ``mask`` of two or more dimensions (shaped like the
+    leading axes of ``x``), which Numba reads only for a 1-d mask.
+
+    >>> masked(np.arange(8.0).reshape(2, 2, 2), np.array([[True, False], [False, True]]))
+    array([[0., 1.], [6., 7.]])
+    """
+    return x[mask]
+
+
+@numba_impl(masked)
+def _ol_masked(x, mask):
+    check_array(x, "x")
+    check_array(mask, "mask")
+    k = mask.ndim
+
+    def impl(x, mask):
+        if x.shape[:k] != mask.shape:
+            raise IndexError("boolean index did not match indexed array")
+        rows = np.ascontiguousarray(x).reshape((mask.size, -1))
+        picked = rows[np.ascontiguousarray(mask).reshape(mask.size)]
+        return picked.reshape((picked.shape[0],) + x.shape[k:])
 
     return impl

@@ -26,6 +26,7 @@ from s2s_ad.compiler.primitives import (
     is_library,
 )
 from s2s_ad.compiler.reverse import saving
+from s2s_ad.compiler.reverse.arrays import masked_read
 from s2s_ad.compiler.reverse.context import CalleeLink, Context, Where
 from s2s_ad.compiler.reverse.kernel_calls import given_contributions, primal_kernel_call
 from s2s_ad.compiler.syntax.annotations import callee_of, copy_annos, set_line
@@ -71,6 +72,11 @@ def primal_stmt(cx: Context, s: gast.stmt) -> gast.stmt:
     if _int_power_of_float_kind(cx, s):
         new = copy.copy(s)
         new.value = call("rt.int_pow", value.left, value.right)
+        return new
+    if isinstance(value, gast.Subscript) and isinstance(value.value, gast.Name) and \
+            isinstance(cx.kinds.get(value.value.id), ArrayKind):
+        new = copy.copy(s)
+        new.value = masked_read(cx, value)
         return new
     if isinstance(value, gast.BinOp) and isinstance(value.op, gast.MatMult):
         new = copy.copy(s)
