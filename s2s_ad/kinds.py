@@ -162,6 +162,10 @@ def indexed(base: ArrayKind, index: Any, kind_of: Any) -> Kind | None:
             return ArrayKind(None, base.floating, base.boolean)
         ndim = base.ndim - chosen.ndim + 1 if chosen.boolean else base.ndim - 1 + chosen.ndim
         return ArrayKind(ndim, base.floating, base.boolean)
+    mixed = mixed_array_index(index, kind_of)
+    if mixed is not None:  # x[idx, 1:], x[0, idx]: the array's axes replace the indexed one
+        ints = sum(1 for p in parts if not isinstance(p, gast.Slice)) - 1
+        return ArrayKind(base.ndim - ints - 1 + mixed[1].ndim, base.floating, base.boolean)
     ndim = base.ndim
     ellipsis = any(isinstance(p, gast.Constant) and p.value is Ellipsis for p in parts)
     for part in parts:
@@ -181,6 +185,28 @@ def indexed(base: ArrayKind, index: Any, kind_of: Any) -> Kind | None:
     if ndim == 0 and not ellipsis:  # with '...', NumPy returns a 0-d array (a view)
         return base.element()
     return ArrayKind(ndim, base.floating, base.boolean)
+
+
+def mixed_array_index(index: Any, kind_of: Any) -> tuple[int, ArrayKind] | None:
+    """(position, kind) of the one integer array (of known rank, at least 1-d) in an index
+    whose other parts are integers and slices (``x[idx, 1:]``, ``x[0, idx]``); else None."""
+    if not isinstance(index, gast.Tuple):
+        return None
+    found = None
+    for position, part in enumerate(index.elts):
+        if isinstance(part, gast.Slice):
+            continue
+        if isinstance(part, gast.Constant) and (part.value is None or part.value is Ellipsis):
+            return None
+        kind = kind_of(part)
+        if kind in ("int", "bool") and not (isinstance(part, gast.Constant)
+                                            and isinstance(part.value, bool)):
+            continue
+        if not (isinstance(kind, ArrayKind) and not kind.floating and not kind.boolean
+                and kind.ndim) or found is not None:
+            return None
+        found = (position, kind)
+    return found
 
 
 def array_index(index: Any, kind_of: Any) -> ArrayKind | None:

@@ -737,3 +737,139 @@ def numba_cases() -> list[tuple[tuple, Case]]:
             if case.numba or (case.numba is None and i == 0):
                 out.append((key, case))
     return out
+
+
+# ---- issue 23: shapes, products and rearrangements (surf_shapes) ----------------------------
+T3 = (2, 3, 4)
+rule(np.transpose, 2,
+     Case("np.transpose-axes", "np.transpose(x, (2, 0, 1))", args(x=unif(T3))),
+     Case("x.transpose-method-axes", "x.transpose(1, 2, 0)", args(x=unif(T3))),
+     Case("np.transpose-negative-axes", "np.transpose(x, (-1, 0))", args(x=unif(M))))
+rule(np.moveaxis, None,
+     Case("np.moveaxis", "np.moveaxis(x, 0, -1)", args(x=unif(T3))),
+     Case("np.moveaxis-tuple", "np.moveaxis(x, (0, 1), (2, 0))", args(x=unif(T3))))
+rule(np.swapaxes, None,
+     Case("np.swapaxes", "np.swapaxes(x, 0, 2)", args(x=unif(T3))),
+     Case("x.swapaxes-method", "x.swapaxes(-1, 0)", args(x=unif(M))))
+rule(np.rollaxis, None,
+     Case("np.rollaxis", "np.rollaxis(x, 2)", args(x=unif(T3))),
+     Case("np.rollaxis-start", "np.rollaxis(x, 0, 2)", args(x=unif(T3))))
+rule(np.squeeze, None,
+     Case("np.squeeze-axis", "np.squeeze(x, axis=1)", args(x=unif((3, 1, 2)))),
+     Case("np.squeeze-tuple", "np.squeeze(x, (0, 2))", args(x=unif((1, 3, 1)))),
+     Case("x.squeeze-method", "x.squeeze(-1)", args(x=unif(COL))))
+rule(np.expand_dims, None,
+     Case("np.expand_dims", "np.expand_dims(x, 1)", args(x=unif(M))),
+     Case("np.expand_dims-tuple", "np.expand_dims(x, (0, -1))", args(x=unif(V))))
+rule(np.flip, None,
+     Case("np.flip", "np.flip(x)", args(x=unif(M))),
+     Case("np.flip-axis", "np.flip(x, 1)", args(x=unif(T3))),
+     Case("np.flip-axes", "np.flip(x, (0, -1))", args(x=unif(T3))))
+rule(np.flipud, None, Case("np.flipud", "np.flipud(x)", args(x=unif(M))))
+rule(np.fliplr, None, Case("np.fliplr", "np.fliplr(x)", args(x=unif(T3))))
+rule(np.rot90, None,
+     Case("np.rot90", "np.rot90(x)", args(x=unif(M))),
+     Case("np.rot90-k2", "np.rot90(x, 2)", args(x=unif(M))),
+     Case("np.rot90-k3-axes", "np.rot90(x, 3, (2, 0))", args(x=unif(T3))),
+     Case("np.rot90-negative", "np.rot90(x, -1, axes=(1, 2))", args(x=unif(T3))))
+rule(np.tril, None,
+     Case("np.tril", "np.tril(x)", args(x=unif(M))),
+     Case("np.tril-k", "np.tril(x, -1)", args(x=unif(T3))),
+     Case("np.tril-1d", "np.tril(x, 1)", args(x=unif(ROW))))
+rule(np.triu, None,
+     Case("np.triu", "np.triu(x, k=1)", args(x=unif(M))),
+     Case("np.triu-1d", "np.triu(x)", args(x=unif(ROW))))
+rule(np.diag, None,
+     Case("np.diag-vector", "np.diag(x)", args(x=unif(ROW))),
+     Case("np.diag-matrix", "np.diag(x, -1)", args(x=unif(M))),
+     Case("np.diag-vector-k", "np.diag(x, k=2)", args(x=unif((3,)))))
+rule(np.diagonal, None,
+     Case("np.diagonal", "np.diagonal(x)", args(x=unif(M))),
+     Case("np.diagonal-axes", "np.diagonal(x, 1, 2, 0)", args(x=unif(T3))),
+     Case("x.diagonal-method", "x.diagonal(offset=-1)", args(x=unif(M))))
+rule(np.repeat, None,
+     Case("np.repeat", "np.repeat(x, 2)", args(x=unif(M))),
+     Case("np.repeat-axis-counts", "np.repeat(x, (1, 0, 2), axis=0)", args(x=unif(M))),
+     Case("x.repeat-method", "x.repeat(3, -1)", args(x=unif(T3))))
+rule(np.tile, None,
+     Case("np.tile", "np.tile(x, (2, 1, 3))", args(x=unif(M))),
+     Case("np.tile-int", "np.tile(x, 2)", args(x=unif(V))))
+rule(np.roll, None,
+     Case("np.roll", "np.roll(x, 2)", args(x=unif(M))),
+     Case("np.roll-axis", "np.roll(x, -1, axis=1)", args(x=unif(M))),
+     Case("np.roll-tuple", "np.roll(x, (1, 2), axis=(0, 2))", args(x=unif(T3))))
+rule(np.pad, None,
+     Case("np.pad", "np.pad(x, 1)", args(x=unif(M))),
+     Case("np.pad-reflect", "np.pad(x, ((1, 2), (3, 0)), mode='reflect')", args(x=unif(M))),
+     Case("np.pad-edge", "np.pad(x, (2, 1), 'edge')", args(x=unif(T3))),
+     Case("np.pad-wrap", "np.pad(x, 2, mode='wrap')", args(x=unif(V))),
+     Case("np.pad-symmetric", "np.pad(x, ((0, 0), (5, 1)), mode='symmetric')",
+          args(x=unif(M))))
+rule(np.append, None,
+     Case("np.append", "np.append(x, v)", args(x=unif(M), v=unif(ROW))),
+     Case("np.append-axis", "np.append(x, v, axis=0)", args(x=unif(M), v=unif((1, 4)))),
+     Case("np.append-number", "np.append(x, v)", args(x=unif(V), v=unif())))
+rule(np.tensordot, None,
+     Case("np.tensordot", "np.tensordot(a, b, 1)", args(a=unif(T3), b=unif((4, 2)))),
+     Case("np.tensordot-default", "np.tensordot(a, b)", args(a=unif(M), b=unif((3, 4, 2)))),
+     Case("np.tensordot-pairs", "np.tensordot(a, b, axes=([0, 2], [0, 1]))",
+          args(a=unif(T3), b=unif((2, 4, 3)))))
+rule(np.inner, None,
+     Case("np.inner", "np.inner(a, b)", args(a=unif(T3), b=unif(M))),
+     Case("np.inner-1d", "np.inner(a, b)", args(a=unif(ROW), b=unif(ROW))),
+     Case("np.inner-number", "np.inner(a, b)", args(a=unif(), b=unif(M))))
+rule(np.vdot, None, Case("np.vdot", "np.vdot(a, b)", args(a=unif(M), b=unif((2, 6)))))
+rule(np.kron, None,
+     Case("np.kron", "np.kron(a, b)", args(a=unif(M), b=unif((2, 5)))),
+     Case("np.kron-mixed", "np.kron(a, b)", args(a=unif(T3), b=unif(ROW))))
+TABLE[(np.dot, None)] += [
+    Case("np.dot-3d", "np.dot(a, b)", args(a=unif(T3), b=unif((4, 2))), numba=True),
+    Case("np.dot-2d-3d", "np.dot(a, b)", args(a=unif(M), b=unif((3, 4, 2)))),
+    Case("np.dot-number", "np.dot(a, b)", args(a=unif(), b=unif(M))),
+    Case("np.dot-numbers", "np.dot(a, b)", args(a=unif(), b=unif()))]
+TABLE[(np.matmul, None)] += [
+    Case("np.matmul-batched", "np.matmul(a, b)", args(a=unif((3, 3, 4)), b=unif((2, 1, 4, 5))),
+         numba=True),
+    Case("np.matmul-1d-3d", "np.matmul(a, b)", args(a=unif(ROW), b=unif((3, 4, 2))))]
+TABLE[(gast.MatMult, None)] += [
+    Case("@-batched", "a @ b", args(a=unif(T3), b=unif((4, 5))), numba=True),
+    Case("@-3d-1d", "a @ b", args(a=unif(T3), b=unif(ROW)))]
+if hasattr(np, "row_stack"):  # NumPy 2 deprecates it: an alias of vstack
+    rule(np.row_stack, 1, Case("np.row_stack", "np.vstack((a, b))", args(a=unif(M), b=unif(ROW))))
+TABLE[(np.hstack, 1)].append(Case("np.hstack-of-3d-array", "np.hstack(x)", args(x=unif(T3))))
+TABLE[(np.column_stack, 1)] += [
+    Case("np.column_stack-of-2d-array", "np.column_stack(x)", args(x=unif(M))),
+    Case("np.column_stack-of-3d-array", "np.column_stack(x)", args(x=unif(T3)))]
+rule(runtime.section, None,  # np.split and its kin: one call per piece
+     Case("np.split", "np.split(x, 2, axis=1)[1]", args(x=unif(M))),
+     Case("np.split-indices", "np.split(x, (1, 3))[0]", args(x=unif(V))),
+     Case("np.array_split", "np.array_split(x, 3)[2]", args(x=unif(V))),
+     Case("np.vsplit", "np.vsplit(x, 2)[0]", args(x=unif((4, 3)))),
+     Case("np.hsplit", "np.hsplit(x, (1,))[1]", args(x=unif(M))),
+     Case("np.dsplit", "np.dsplit(x, 2)[1]", args(x=unif(T3))))
+TABLE[(np.einsum, 3)].append(  # (the interleaved form: test_surface_shapes.py)
+    Case("np.einsum-ellipsis", "np.einsum('...ij,...j->...i', a, b)",
+         args(a=unif(T3), b=unif((2, 4)))))
+TABLE[(np.einsum, 2)].append(
+    Case("np.einsum-ellipsis-implicit", "np.einsum('i...', a)", args(a=unif(T3))))
+_REARRANGE_CONSTANTS = {
+    (np.transpose, 2): {"axes": _CONSTANT},
+    (np.moveaxis, None): {"source": _CONSTANT, "destination": _CONSTANT},
+    (np.swapaxes, None): {"axis1": _CONSTANT, "axis2": _CONSTANT},
+    (np.rollaxis, None): {"axis": _CONSTANT, "start": _CONSTANT},
+    (np.squeeze, None): {"axis": _CONSTANT},
+    (np.expand_dims, None): {"axis": _CONSTANT},
+    (np.flip, None): {"axis": _CONSTANT},
+    (np.rot90, None): {"k": _CONSTANT, "axes": _CONSTANT},
+    **{(fn, None): {"k": _CONSTANT} for fn in (np.tril, np.triu, np.diag)},
+    (np.diagonal, None): {"offset": _CONSTANT, "axis1": _CONSTANT, "axis2": _CONSTANT},
+    (np.repeat, None): {"repeats": _SHAPE, "axis": _CONSTANT},
+    (np.tile, None): {"reps": _CONSTANT},
+    (np.roll, None): {"shift": _SHAPE, "axis": _CONSTANT},
+    (np.pad, None): {"pad_width": _CONSTANT, "mode": "a string literal"},
+    (np.append, None): {"axis": _CONSTANT},
+    (np.tensordot, None): {"axes": _CONSTANT},
+    (runtime.section, None): {"sections": _CONSTANT, "i": _INTERNAL, "axis": _CONSTANT,
+                              "equal": _INTERNAL},
+}
+NOT_FLOAT.update(_REARRANGE_CONSTANTS)

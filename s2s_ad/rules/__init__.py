@@ -2,7 +2,7 @@
 
 Each table is a file of entries, one primitive each: ``math_rules``,
 ``builtin_rules``, ``elementwise_rules``, ``reduction_rules``, ``shape_rules``,
-``linalg_rules``, ``constructor_rules``, ``stack_rules``, ``einsum_rules`` and
+``linalg_rules``, ``product_rules``, ``constructor_rules``, ``stack_rules``, ``einsum_rules`` and
 ``list_rules``.  An entry is a call of :func:`primitive` on the function object:
 its parameters, the adjoint (VJP) template of each (in the parameters, ``z``
 the result and ``g`` its cotangent), its result kind, and whatever else is
@@ -37,6 +37,7 @@ from . import (  # noqa: F401  (the tables)
     linalg_rules,
     list_rules,
     math_rules,
+    product_rules,
     reduction_rules,
     shape_rules,
     stack_rules,

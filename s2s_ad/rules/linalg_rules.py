@@ -12,17 +12,26 @@ from __future__ import annotations
 import gast
 import numpy as np
 
-from ..kinds import ArrayKind
+from ..kinds import NUMERIC, ArrayKind
+from . import product_rules as products
 from .registry import Rule, primitive, register_binop
 from .result_kinds import ndim as _ndim
 from .result_kinds import same
 
 
-def _matmul(kinds: list, operands: list):
-    ndim = {(1, 1): 0, (2, 1): 1, (1, 2): 1, (2, 2): 2}.get((_ndim(kinds[0]), _ndim(kinds[1])))
-    if ndim is None:
-        return "unknown"
-    return ArrayKind(ndim) if ndim else "float"
+def _product_kind(ndim_of):
+    def kind(kinds: list, operands: list):
+        na, nb = _ndim(kinds[0]), _ndim(kinds[1])
+        if None in (na, nb) or not all(isinstance(k, ArrayKind) or k in NUMERIC for k in kinds):
+            return "unknown"
+        ndim = ndim_of(na, nb)
+        return ArrayKind(ndim) if ndim else "float"
+
+    return kind
+
+
+_matmul = _product_kind(products.matmul_nd_ndim)
+_dot = _product_kind(products.dot_nd_ndim)
 
 
 def _outer(kinds: list, operands: list):
@@ -38,16 +47,17 @@ _PRODUCTS = {(0, 0): ("a * b", "g * b", "g * a"), (1, 1): ("np.dot(a, b)", "g * 
                       "np.dot(rt.as_float64(a).T, g)")}
 
 
-def _product_variant(consts: dict, kinds: dict) -> dict:
-    key = (_ndim(kinds["a"]), _ndim(kinds["b"]))
-    if key not in _PRODUCTS:
-        raise ValueError(f"products of {key[0]}-D and {key[1]}-D arrays are not supported yet")
+def _product_variant(consts: dict, kinds: dict, dot: bool = False) -> dict:
+    key = tuple(products.rank("np.dot" if dot else "matmul", kinds[p], p) for p in ("a", "b"))
+    if key not in _PRODUCTS:  # issue 23: N-D arrays, a number and an array
+        return products.dot_nd_variant(*key, kinds) if dot else \
+            products.matmul_nd_variant(*key)
     forward, da, db = _PRODUCTS[key]
     return {"forward": forward, "adjoints": {"a": da, "b": db}}
 
 
-primitive(np.dot, ("a", "b"), {"a": "g", "b": "g"}, kind=_matmul, variant=_product_variant,
-          methods=("dot",))
+primitive(np.dot, ("a", "b"), {"a": "g", "b": "g"}, kind=_dot,
+          variant=lambda c, k: _product_variant(c, k, dot=True), methods=("dot",))
 primitive(np.matmul, ("a", "b"), {"a": "g", "b": "g"}, kind=_matmul, variant=_product_variant)
 register_binop(gast.MatMult, Rule("@", ("a", "b"), {"a": "g", "b": "g"}, kind=_matmul,
                                   variant=_product_variant))

@@ -13,6 +13,7 @@ import numpy as np
 
 from .. import runtime
 from ..kinds import NUMERIC, ArrayKind
+from ..runtime.rearrange import PAD_MODES
 from .registry import NOT_CONSTANT, primitive
 from .result_kinds import ints, same
 from .result_kinds import ndim as _ndim
@@ -183,3 +184,448 @@ primitive(np.array, ("seq",), {"seq": "g"}, kind=_array_kind, variant=_array_var
 primitive(np.shape, ("x",), kind=_shape)
 primitive(np.size, ("x",), kind=ints, nargs=1)
 primitive(np.ndim, ("x",), kind=ints)
+
+
+# ---- rearrangements (issue 23) ---------------------------------------------------------
+# Each needs the rank of its operand when the call is compiled (the templates are
+# written for it).  Selections (tril, diag, diagonal...) take the VJP of
+# runtime.rearrange: the selection applied to ``rt.positions(x)`` says where each
+# entry of the result came from, and ``rt.gather_vjp`` adds ``g`` there.
+def known_ndim(name: str, kinds: dict, param: str = "x") -> int:
+    """The number of dimensions of ``param`` (a ValueError naming ``np.<name>`` when it is
+    not an array of known rank)."""
+    kind = kinds.get(param)
+    if not isinstance(kind, ArrayKind):
+        raise ValueError(f"np.{name}: {param} must be an array here (for a number, use "
+                         "np.asarray(...) first or compute it another way)")
+    if kind.ndim is None:
+        raise ValueError(f"np.{name}: the number of dimensions of {param} is not known here")
+    return kind.ndim
+
+
+def constant_ints(name: str, value, what: str, allow_none: bool = False) -> tuple | None:
+    """A constant int or tuple of ints as a tuple (None for None when allowed)."""
+    if value is None and allow_none:
+        return None
+    if isinstance(value, int) and not isinstance(value, bool):
+        return (value,)
+    if isinstance(value, tuple) and all(isinstance(v, int) and not isinstance(v, bool)
+                                        for v in value):
+        return value
+    raise ValueError(f"np.{name}: {what} must be a constant int or tuple of ints")
+
+
+def _normalized(name: str, axes: tuple, ndim: int) -> tuple[int, ...]:
+    out = tuple(a + ndim if a < 0 else a for a in axes)
+    if any(not 0 <= a < ndim for a in out) or len(set(out)) != len(out):
+        raise ValueError(f"np.{name}: axis {axes} is out of bounds (or repeated) for an array "
+                         f"of {ndim} dimensions")
+    return out
+
+
+def _tuple_text(items) -> str:
+    items = [str(i) for i in items]
+    return "(" + ", ".join(items) + ("," if len(items) == 1 else "") + ")"
+
+
+def _permutation(name: str, ndim: int, permute) -> tuple[int, ...]:
+    """The axes order ``permute`` (NumPy's own function, on a shape) makes of ``ndim`` axes."""
+    try:
+        shape = permute(np.broadcast_to(0.0, tuple(range(2, ndim + 2)))).shape
+    except (ValueError, TypeError, np.exceptions.AxisError) as exc:
+        raise ValueError(f"np.{name}: {exc}") from None
+    return tuple(n - 2 for n in shape)
+
+
+def _transposed(perm: tuple) -> dict:
+    inverse = tuple(int(i) for i in np.argsort(perm))
+    return {"forward": f"np.transpose(x, {_tuple_text(perm)})",
+            "adjoints": {"x": f"np.transpose(g, {_tuple_text(inverse)})"}}
+
+
+def _permute_variant(name: str, permute):
+    def variant(consts: dict, kinds: dict) -> dict:
+        ndim = known_ndim(name, kinds)
+        for param, value in consts.items():
+            if param != "x" and value is NOT_CONSTANT:
+                raise ValueError(f"np.{name}: {param} must be a constant")
+        return _transposed(_permutation(name, ndim, lambda a: permute(a, consts)))
+
+    return variant
+
+
+def _transpose_axes(a, consts):
+    axes = consts["axes"]
+    return np.transpose(a, axes)
+
+
+primitive(np.transpose, ("x", "axes"), {"x": "g"}, kind=same, methods=("transpose",),
+          view=True, nargs=2, variant=_permute_variant("transpose", _transpose_axes))
+primitive(np.moveaxis, ("x", "source", "destination"), {"x": "g"}, kind=same, view=True,
+          variant=_permute_variant("moveaxis", lambda a, c: np.moveaxis(
+              a, c["source"], c["destination"])))
+primitive(np.swapaxes, ("x", "axis1", "axis2"), {"x": "g"}, kind=same, view=True,
+          methods=("swapaxes",),
+          variant=_permute_variant("swapaxes", lambda a, c: np.swapaxes(
+              a, c["axis1"], c["axis2"])))
+primitive(np.rollaxis, ("x", "axis", "start"), {"x": "g"}, kind=same, view=True,
+          defaults={"start": 0},
+          variant=_permute_variant("rollaxis", lambda a, c: np.rollaxis(
+              a, c["axis"], c["start"])))
+
+
+def _axes_of(operand) -> tuple | None:
+    value = operand.value if isinstance(operand, gast.Constant) else NOT_CONSTANT
+    if isinstance(value, int) and not isinstance(value, bool):
+        return (value,)
+    return value if isinstance(value, tuple) else None
+
+
+def _squeezed_kind(kinds: list, operands: list):
+    axes = _axes_of(operands[1])
+    ndim = _ndim(kinds[0]) if isinstance(kinds[0], ArrayKind) else None
+    if axes is None or ndim is None:
+        return ArrayKind(None)
+    return ArrayKind(ndim - len(axes), kinds[0].floating, kinds[0].boolean)
+
+
+def _expanded_kind(kinds: list, operands: list):
+    axes = _axes_of(operands[1])
+    ndim = _ndim(kinds[0]) if isinstance(kinds[0], ArrayKind) else None
+    if axes is None or ndim is None:
+        return ArrayKind(None)
+    return ArrayKind(ndim + len(axes), kinds[0].floating, kinds[0].boolean)
+
+
+def _squeeze_variant(consts: dict, kinds: dict) -> dict:
+    ndim = known_ndim("squeeze", kinds)
+    if consts.get("axis") is None:
+        raise ValueError("np.squeeze: give the axis (np.squeeze(x, axis=0)): the rank of "
+                         "the result must be known when the call is compiled")
+    axes = _normalized("squeeze", constant_ints("squeeze", consts["axis"], "axis"), ndim)
+    kept = [f"x.shape[{d}]" for d in range(ndim) if d not in axes]
+    return {"forward": f"rt.reshape(x, {_tuple_text(kept)})",
+            "adjoints": {"x": "rt.reshape_like(g, x)"}}
+
+
+def _expand_dims_variant(consts: dict, kinds: dict) -> dict:
+    ndim = known_ndim("expand_dims", kinds)
+    axes = constant_ints("expand_dims", consts.get("axis"), "axis")
+    new = _normalized("expand_dims", axes, ndim + len(axes))
+    dims = iter(range(ndim))
+    shape = ["1" if d in new else f"x.shape[{next(dims)}]" for d in range(ndim + len(axes))]
+    return {"forward": f"rt.reshape(x, {_tuple_text(shape)})",
+            "adjoints": {"x": "rt.reshape_like(g, x)"}}
+
+
+primitive(np.squeeze, ("x", "axis"), {"x": "g"}, defaults={"axis": None}, kind=_squeezed_kind,
+          variant=_squeeze_variant, methods=("squeeze",), view=True)
+primitive(np.expand_dims, ("x", "axis"), {"x": "g"}, kind=_expanded_kind,
+          variant=_expand_dims_variant, view=True)
+
+
+# -- flips and rotations: slices with step -1 and transposes (views, as in NumPy) --
+def _flipped(text: str, axes, ndim: int) -> str:
+    """``text`` (an expression) reversed along ``axes`` (normalised), as a slice."""
+    if not axes:
+        return text
+    parts = ["::-1" if d in axes else ":" for d in range(max(axes) + 1)]
+    return f"{text}[{', '.join(parts)}]"
+
+
+def _flip_variant(name: str, fixed: tuple | None = None):
+    def variant(consts: dict, kinds: dict) -> dict:
+        ndim = known_ndim(name, kinds)
+        if fixed is not None:
+            if ndim < fixed[0] + 1:
+                raise ValueError(f"np.{name}: the array needs at least {fixed[0] + 1} "
+                                 "dimensions")
+            axes = fixed
+        else:
+            given = constant_ints(name, consts.get("axis"), "axis", allow_none=True)
+            axes = tuple(range(ndim)) if given is None else _normalized(name, given, ndim)
+        return {"forward": _flipped("x", axes, ndim), "adjoints": {"x": _flipped("g", axes, ndim)}}
+
+    return variant
+
+
+primitive(np.flip, ("x", "axis"), {"x": "g"}, defaults={"axis": None}, kind=same, view=True,
+          variant=_flip_variant("flip"))
+primitive(np.flipud, ("x",), {"x": "g"}, kind=same, view=True, variant=_flip_variant(
+    "flipud", (0,)))
+primitive(np.fliplr, ("x",), {"x": "g"}, kind=same, view=True, variant=_flip_variant(
+    "fliplr", (1,)))
+
+
+def _rotated(text: str, k: int, axes: tuple, ndim: int) -> str:
+    """``np.rot90(text, k, axes)`` as slices and a transpose (NumPy's own definition)."""
+    a0, a1 = axes
+    perm = list(range(ndim))
+    perm[a0], perm[a1] = perm[a1], perm[a0]
+    k %= 4
+    if k == 0:
+        return text
+    if k == 2:
+        return _flipped(text, (a0, a1), ndim)
+    if k == 1:
+        return f"np.transpose({_flipped(text, (a1,), ndim)}, {_tuple_text(perm)})"
+    return _flipped(f"np.transpose({text}, {_tuple_text(perm)})", (a1,), ndim)
+
+
+def _rot90_variant(consts: dict, kinds: dict) -> dict:
+    ndim = known_ndim("rot90", kinds)
+    k, axes = consts.get("k"), consts.get("axes")
+    if not isinstance(k, int) or isinstance(k, bool):
+        raise ValueError("np.rot90: k must be a constant int")
+    axes = _normalized("rot90", constant_ints("rot90", axes, "axes"), ndim)
+    if len(axes) != 2:
+        raise ValueError("np.rot90: axes must be two different axes")
+    return {"forward": _rotated("x", k, axes, ndim),
+            "adjoints": {"x": _rotated("g", -k, axes, ndim)}}
+
+
+primitive(np.rot90, ("x", "k", "axes"), {"x": "g"}, defaults={"k": 1, "axes": (0, 1)},
+          kind=same, view=True, variant=_rot90_variant)
+
+
+# -- selections: the VJP adds g where rt.positions(x) went (rt.gather_vjp) --
+def _gathered(text: str) -> str:
+    """The VJP of a selection written ``text`` of ``x``: ``text`` of ``rt.positions(x)``
+    says where each entry of the result came from."""
+    return f"rt.gather_vjp(g, x, {text.replace('{x}', 'rt.positions(x)')})"
+
+
+def _constant_int(name: str, consts: dict, param: str) -> int:
+    value = consts.get(param)
+    if not isinstance(value, int) or isinstance(value, bool):
+        raise ValueError(f"np.{name}: {param} must be a constant int")
+    return value
+
+
+def _triangle_variant(name: str):
+    def variant(consts: dict, kinds: dict) -> dict:
+        ndim = known_ndim(name, kinds)
+        forward = f"np.{name}({{x}}, k)"
+        if ndim >= 2:  # a mask: its VJP is the same mask of g
+            return {"adjoints": {"x": f"np.{name}(g, k)"}}
+        return {"adjoints": {"x": _gathered(forward)}}
+
+    return variant
+
+
+def _triangle_kind(kinds: list, operands: list):
+    x = kinds[0]
+    if isinstance(x, ArrayKind) and x.ndim is not None:
+        return ArrayKind(max(x.ndim, 2), x.floating, x.boolean)
+    return ArrayKind(None)
+
+
+for _fn in (np.tril, np.triu):
+    primitive(_fn, ("x", "k"), {"x": "g"}, defaults={"k": 0}, kind=_triangle_kind,
+              variant=_triangle_variant(_fn.__name__))
+
+
+def _diag_kind(kinds: list, operands: list):
+    x = kinds[0]
+    if isinstance(x, ArrayKind) and x.ndim in (1, 2):
+        return ArrayKind(3 - x.ndim, x.floating, x.boolean)
+    return ArrayKind(None)
+
+
+def _diag_variant(consts: dict, kinds: dict) -> dict:
+    ndim = known_ndim("diag", kinds)
+    if ndim == 1:
+        return {"adjoints": {"x": "rt.diagonal_last(g, k)"}}
+    if ndim == 2:
+        return {"adjoints": {"x": _gathered("np.diag({x}, k)")}}
+    raise ValueError("np.diag: the array must have 1 or 2 dimensions (for more, use "
+                     "np.diagonal)")
+
+
+primitive(np.diag, ("x", "k"), {"x": "g"}, defaults={"k": 0}, kind=_diag_kind,
+          variant=_diag_variant, view=True)
+
+
+def _diagonal_kind(kinds: list, operands: list):
+    x = kinds[0]
+    if isinstance(x, ArrayKind) and x.ndim is not None:
+        return ArrayKind(x.ndim - 1, x.floating, x.boolean)
+    return ArrayKind(None)
+
+
+def _diagonal_variant(consts: dict, kinds: dict) -> dict:
+    ndim = known_ndim("diagonal", kinds)
+    if ndim < 2:
+        raise ValueError("np.diagonal: the array needs at least 2 dimensions")
+    axes = _normalized("diagonal", (_constant_int("diagonal", consts, "axis1"),
+                                    _constant_int("diagonal", consts, "axis2")), ndim)
+    perm = [d for d in range(ndim) if d not in axes] + list(axes)
+    text = "{x}" if perm == list(range(ndim)) else f"np.transpose({{x}}, {_tuple_text(perm)})"
+    text = f"rt.diagonal_last({text}, offset)"
+    return {"forward": text.format(x="x"), "adjoints": {"x": _gathered(text)}}
+
+
+primitive(np.diagonal, ("x", "offset", "axis1", "axis2"), {"x": "g"},
+          defaults={"offset": 0, "axis1": 0, "axis2": 1}, kind=_diagonal_kind,
+          variant=_diagonal_variant, methods=("diagonal",), view=True)
+
+
+# -- repeat, tile, roll, pad, append --
+def _repeat_kind(kinds: list, operands: list):
+    x = kinds[0]
+    if not isinstance(x, ArrayKind):
+        return ArrayKind(None)
+    axis = operands[2]
+    if isinstance(axis, gast.Constant) and axis.value is None:
+        return ArrayKind(1, x.floating, x.boolean)
+    return x
+
+
+def _repeat_variant(consts: dict, kinds: dict) -> dict:
+    known_ndim("repeat", kinds)
+    repeats = kinds.get("repeats")
+    if not (repeats == "int" or (isinstance(repeats, ArrayKind) and not repeats.floating
+                                 and not repeats.boolean) or
+            (isinstance(repeats, tuple) and set(repeats) <= {"int"})):
+        raise ValueError("np.repeat: repeats must be an int or ints (one count per entry)")
+    if constant_axis("repeat", consts) is None:
+        flat = "rt.reshape(x, (-1,))"
+        return {"forward": f"rt.repeat_axis({flat}, repeats, 0)",
+                "adjoints": {"x": f"rt.reshape_like(rt.repeat_vjp_axis(g, {flat}, repeats, 0), "
+                                  "x)"}}
+    return {"forward": "rt.repeat_axis(x, repeats, axis)",
+            "adjoints": {"x": "rt.repeat_vjp_axis(g, x, repeats, axis)"}}
+
+
+primitive(np.repeat, ("x", "repeats", "axis"), {"x": "g"}, defaults={"axis": None},
+          kind=_repeat_kind, variant=_repeat_variant, methods=("repeat",))
+
+
+def _tile_kind(kinds: list, operands: list):
+    x, reps = kinds[0], _axes_of(operands[1])
+    if not isinstance(x, ArrayKind) or x.ndim is None or reps is None:
+        return ArrayKind(None)
+    return ArrayKind(max(x.ndim, len(reps)), x.floating, x.boolean)
+
+
+def _tile_variant(consts: dict, kinds: dict) -> dict:
+    """``np.tile`` as a broadcast of ``x`` with a size-1 axis before each of its axes,
+    reshaped; the VJP sums those axes."""
+    ndim = known_ndim("tile", kinds)
+    reps = constant_ints("tile", consts.get("reps"), "reps")
+    if any(r < 0 for r in reps):
+        raise ValueError("np.tile: reps must be non-negative")
+    rank = max(ndim, len(reps))
+    reps = (1,) * (rank - len(reps)) + reps
+    sizes = ["1"] * (rank - ndim) + [f"x.shape[{d}]" for d in range(ndim)]
+    spread = [item for s in sizes for item in ("1", s)]
+    tiled = [item for r, s in zip(reps, sizes, strict=True) for item in (str(r), s)]
+    joined = [f"{r} * {s}" for r, s in zip(reps, sizes, strict=True)]
+    forward = (f"rt.reshape(np.copy(np.broadcast_to(rt.reshape(x, {_tuple_text(spread)}), "
+               f"{_tuple_text(tiled)})), {_tuple_text(joined)})")
+    summed = f"rt.reshape(g, {_tuple_text(tiled)})"
+    for axis in reversed(range(0, 2 * rank, 2)):
+        summed = f"np.sum({summed}, axis={axis})"
+    return {"forward": forward, "adjoints": {"x": f"rt.reshape_like({summed}, x)"}}
+
+
+primitive(np.tile, ("x", "reps"), {"x": "g"}, kind=_tile_kind, variant=_tile_variant)
+
+
+def _roll_variant(consts: dict, kinds: dict) -> dict:
+    ndim = known_ndim("roll", kinds)
+    axis = consts.get("axis")
+    if axis is None:
+        if kinds.get("shift") != "int":
+            raise ValueError("np.roll: without axis, shift must be one int")
+        return {"forward": "np.roll(x, shift)", "adjoints": {"x": "np.roll(g, -shift)"}}
+    if isinstance(axis, int) and not isinstance(axis, bool) and kinds.get("shift") == "int":
+        _normalized("roll", (axis,), ndim)
+        return {"forward": "rt.roll_axis(x, shift, axis)",
+                "adjoints": {"x": "rt.roll_axis(g, -shift, axis)"}}
+    axes = constant_ints("roll", axis, "axis")
+    shifts = constant_ints("roll", consts.get("shift"), "shift (with a tuple of axes)")
+    shifts = shifts * len(axes) if len(shifts) == 1 else shifts
+    if len(shifts) != len(axes):
+        raise ValueError("np.roll: shift and axis must have the same length")
+    _normalized("roll", tuple(set(axes)), ndim)
+    forward, back = "x", "g"
+    for s, a in zip(shifts, axes, strict=True):
+        forward = f"rt.roll_axis({forward}, {s}, {a})"
+    for s, a in zip(reversed(shifts), reversed(axes), strict=True):
+        back = f"rt.roll_axis({back}, {-s}, {a})"
+    return {"forward": forward, "adjoints": {"x": back}}
+
+
+primitive(np.roll, ("x", "shift", "axis"), {"x": "g"}, defaults={"axis": None}, kind=same,
+          variant=_roll_variant)
+
+
+def _pad_widths(pad_width, ndim: int) -> list[tuple[int, int]]:
+    try:
+        widths = np.broadcast_to(np.asarray(pad_width, dtype=object), (ndim, 2))
+    except ValueError:
+        raise ValueError(f"np.pad: pad_width {pad_width} does not fit an array of {ndim} "
+                         "dimensions") from None
+    return [(int(b), int(a)) for b, a in widths]
+
+
+def _pad_variant(consts: dict, kinds: dict) -> dict:
+    """``np.pad`` one axis after another (as NumPy pads), each by ``rt.pad_axis``."""
+    ndim = known_ndim("pad", kinds)
+    pad_width, mode = consts.get("pad_width"), consts.get("mode")
+    if pad_width is NOT_CONSTANT or isinstance(pad_width, bool) or not isinstance(
+            pad_width, int | tuple) or not all(
+            isinstance(v, int) for v in np.ravel(np.asarray(pad_width, dtype=object))):
+        raise ValueError("np.pad: pad_width must be a constant int or tuple of ints")
+    if mode not in PAD_MODES:
+        raise ValueError(f"np.pad: mode must be one of {', '.join(map(repr, PAD_MODES))} "
+                         "(a string literal; constant pads zeros)")
+    code = PAD_MODES[mode]
+    forward, back = "x", "g"
+    steps = [(d, b, a) for d, (b, a) in enumerate(_pad_widths(pad_width, ndim)) if b or a]
+    if any(b < 0 or a < 0 for _, b, a in steps):
+        raise ValueError("np.pad: pad widths must be non-negative")
+    for d, b, a in steps:
+        forward = f"rt.pad_axis({forward}, {d}, {b}, {a}, {code})"
+    for d, b, a in reversed(steps):
+        back = f"rt.pad_vjp_axis({back}, {d}, {b}, {a}, {code})"
+    return {"forward": forward if steps else "np.copy(x)", "adjoints": {"x": back}}
+
+
+primitive(np.pad, ("x", "pad_width", "mode"), {"x": "g"}, defaults={"mode": "constant"},
+          kind=same, variant=_pad_variant)
+
+
+def _append_kind(kinds: list, operands: list):
+    axis = operands[2]
+    x, values = kinds[0], kinds[1]
+    floating = any(k.floating if isinstance(k, ArrayKind) else k == "float" for k in (x, values))
+    if isinstance(axis, gast.Constant) and axis.value is None:
+        return ArrayKind(1, floating)
+    return ArrayKind(_ndim(x) if isinstance(x, ArrayKind) else None, floating)
+
+
+def _append_variant(consts: dict, kinds: dict) -> dict:
+    known_ndim("append", kinds)
+    values = kinds.get("values")
+    if constant_axis("append", consts) is None:
+        if values in ("float", "int", "bool"):
+            tail = "g[g.shape[0] - 1]"
+        else:
+            known_ndim("append", kinds, "values")
+            tail = "rt.reshape_like(rt.slice_axis(g, 0, x.size, g.shape[0]), values)"
+        return {"adjoints": {"x": "rt.reshape_like(rt.slice_axis(g, 0, 0, x.size), x)",
+                             "values": tail}}
+    known_ndim("append", kinds, "values")
+    return {"adjoints": {"x": "rt.slice_axis(g, axis, 0, x.shape[axis])",
+                         "values": "rt.slice_axis(g, axis, x.shape[axis], g.shape[axis])"}}
+
+
+primitive(np.append, ("x", "values", "axis"), {"x": "g", "values": "g"}, defaults={"axis": None},
+          kind=_append_kind, variant=_append_variant)
+
+
+# -- the pieces of np.split and its kin (the normalizer writes one call per piece) --
+primitive(runtime.section, ("x", "sections", "i", "axis", "equal"),
+          {"x": "rt.section_vjp(g, x, sections, i, axis, equal)"}, kind=same, view=True)

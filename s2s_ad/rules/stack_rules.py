@@ -91,9 +91,11 @@ def _rows_ndim(join: Join, rows: int) -> int | None:
     """The rank of ``join`` of an array's rows of rank ``rows`` (a list given as one
     array, ``np.vstack(items)``): NumPy iterates over the first axis.  None where
     that is not supported (the variant says so, at the call's line)."""
-    if join.column or (join.name == "hstack" and rows > 1):
-        return None
-    return max(rows, join.rank) if join.name == "vstack" else 1
+    if join.name == "vstack":
+        return max(rows, join.rank)
+    if join.column:
+        return 2 if rows >= 1 else None
+    return 1 if rows <= 1 else rows
 
 
 _ROWS_TEMPLATES = {  # (join, rank of the rows) -> (forward, adjoint)
@@ -104,15 +106,32 @@ _ROWS_TEMPLATES = {  # (join, rank of the rows) -> (forward, adjoint)
 }
 
 
+def _side_by_side(ndim: int) -> tuple[str, str]:
+    """(forward, adjoint) of joining the rows of ``seq`` (``ndim`` dimensions, rows of two
+    or more) along their axis 1: ``seq[i]`` lands at columns ``i * m ... (i + 1) * m``,
+    that is ``seq`` with its first two axes swapped, the rows' axis merged into axis 1."""
+    perm = "(" + ", ".join(map(str, [1, 0, *range(2, ndim)])) + ")"
+    rest = [f"seq.shape[{d}]" for d in range(3, ndim)]
+    joined = ", ".join(["seq.shape[1]", "seq.shape[0] * seq.shape[2]", *rest])
+    split = ", ".join(["seq.shape[1]", "seq.shape[0]", "seq.shape[2]", *rest])
+    return (f"rt.reshape(np.transpose(seq, {perm}), ({joined}))",
+            f"np.transpose(rt.reshape(g, ({split})), {perm})")
+
+
 def _rows_variant(join: Join, seq: ArrayKind) -> dict:
     if seq.ndim is None:
         raise ValueError(f"np.{join.name}: the number of dimensions is not known here")
     rows = seq.ndim - 1
     if _rows_ndim(join, rows) is None:
-        raise ValueError(f"np.{join.name} of an array (or of a list that grows) is only "
-                         "supported for vstack, and hstack of numbers or 1-d arrays")
-    forward, adjoint = _ROWS_TEMPLATES.get(
-        (join.name, rows), ("rt.merge_leading(seq)", "rt.reshape_like(g, seq)"))
+        raise ValueError(f"np.{join.name} of a 1-d array (its items are numbers) is not "
+                         "supported: give a tuple of arrays")
+    if rows >= 2 and join.name != "vstack":  # issue 23: hstack/column_stack of an array
+        forward, adjoint = _side_by_side(seq.ndim)
+    elif join.column:  # the rows (1-d) become the columns
+        forward, adjoint = "np.copy(np.transpose(seq))", "np.transpose(g)"
+    else:
+        forward, adjoint = _ROWS_TEMPLATES.get(
+            (join.name, rows), ("rt.merge_leading(seq)", "rt.reshape_like(g, seq)"))
     return {"forward": forward, "adjoints": {"seq": adjoint}}
 
 
@@ -214,7 +233,8 @@ def _join_variant(join: Join):
 
 for _fn, _join in ((np.vstack, VSTACK), (np.hstack, HSTACK), (np.column_stack, COLUMN_STACK)):
     primitive(_fn, ("seq",), {"seq": "g"}, kind=_joined_kind(_join), variant=_join_variant(_join),
-              nargs=1)
+              nargs=1, also=(np.row_stack,) if _fn is np.vstack and hasattr(np, "row_stack")
+              else ())
 
 
 # ---- atleast_1d/2d/3d ----------------------------------------------------------------------

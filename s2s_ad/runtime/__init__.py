@@ -35,6 +35,11 @@ module and exactly each one's helpers):
   ``written_items`` (of a write through an index array: the last write wins),
   ``take_axis``, ``take_vjp``, ``take_vjp_axis``, ``write_back`` (argument arrays
   written by the function)
+- ``rearrange``: ``positions`` and ``gather_vjp`` (the VJP of any selection: tril,
+  diag, pad...), ``repeat_axis``, ``repeat_vjp_axis``, ``roll_axis``, ``pad_axis``,
+  ``pad_vjp_axis`` (a mode by its code), ``diagonal_last``, ``section`` and
+  ``section_vjp`` (the pieces of np.split and its kin), ``masked`` (x[mask] for an N-d
+  mask), ``matmul`` (batched, broadcast)
 - ``einsum``: ``einsum`` (constant subscripts), ``einsum_like`` (its VJP forms)
 - ``scans``: ``reverse_cumsum`` (cumsum's VJP), ``sort_axis``, ``sort_vjp``
 - ``norms``: ``norm_p_slope`` (the VJP of a vector p-norm)
@@ -126,6 +131,7 @@ from .indexing import *  # noqa: F403
 from .linalg import *  # noqa: F403
 from .lists import *  # noqa: F403
 from .norms import *  # noqa: F403
+from .rearrange import *  # noqa: F403
 from .reductions import *  # noqa: F403
 from .scalar import *  # noqa: F403
 from .scans import *  # noqa: F403

@@ -734,8 +734,8 @@ def atleast_1d_of_two(a, b):
     return np.atleast_1d(a, b)
 
 
-def hstack_of_a_3d_array(a, b):
-    return np.hstack(a * b)
+def column_stack_of_a_vector(a, b):
+    return np.column_stack(a * b)
 
 
 @pytest.mark.parametrize(("f", "args", "message"), [
@@ -743,8 +743,8 @@ def hstack_of_a_3d_array(a, b):
      "np.hstack: operands of 1 and 2 dimensions (after promotion) cannot be joined"),
     (atleast_1d_of_two, (normal(3), normal(2)),
      "'atleast_1d' has no derivative rule for 2 arguments (only for 1)"),
-    (hstack_of_a_3d_array, (normal(2, 2, 3), normal(3)),
-     "np.hstack of an array (or of a list that grows) is only supported for vstack"),
+    (column_stack_of_a_vector, (normal(3), normal(3)),
+     "np.column_stack of a 1-d array (its items are numbers) is not supported"),
 ])
 def test_stack_refusals_name_the_call(f, args, message):
     with pytest.raises(ad.NonDifferentiableError) as info:

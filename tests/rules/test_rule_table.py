@@ -38,6 +38,7 @@ from rule_table_cases import NOT_FLOAT, TABLE, Case, cases, numba_cases
 import s2s_ad as ad
 from s2s_ad import runtime
 from s2s_ad.compiler.jit import cache_dir
+from s2s_ad.compiler.normalize.expressions import SPLITS
 from s2s_ad.rules import all_rules, array_methods, lookup
 from s2s_ad.testing import partial_derivatives
 
@@ -141,9 +142,11 @@ def _rules_called(expr: str, params: set[str]) -> list:
                     found.append(lookup(callee, 1))
                 else:
                     args = len(node.args) + 1
-                    if func.attr == "reshape" and len(node.args) > 1:
+                    if func.attr in ("reshape", "transpose") and len(node.args) > 1:
                         args = 2
                     found.append(lookup(_METHODS[func.attr], args))
+            elif _resolve(func, params) in SPLITS:  # one rt.section call per piece
+                found.append(lookup(runtime.section, 5))
             else:
                 found.append(lookup(_resolve(func, params), len(node.args)))
         elif isinstance(node, ast.Attribute) and node.attr in _ATTRIBUTES \

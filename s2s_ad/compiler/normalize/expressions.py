@@ -13,6 +13,7 @@ import copy
 import inspect
 import math
 import numbers
+import string
 import types
 from typing import Any
 
@@ -354,7 +355,7 @@ class ExpressionNormalizer:
             return call_method, [node.func.value, const(attr), *node.args], list(node.keywords)
         target = methods[attr]
         args = [node.func.value] + list(node.args)
-        if attr == "reshape" and len(node.args) > 1:
+        if attr in ("reshape", "transpose") and len(node.args) > 1:
             args = [node.func.value, tuple_of(list(node.args))]
         if attr == "astype":
             target = self.astype(node)
@@ -397,6 +398,11 @@ class ExpressionNormalizer:
                 node = gast.copy_location(call_node(func, [func, *node.args], node.keywords), node)
         if target is range:
             raise self.error(node, "range(...) is only supported as a for-loop iterable")
+        if target in SPLITS:
+            return self.split(node, target), "pieces"
+        if target is np.einsum and node.args and not (
+                isinstance(node.args[0], gast.Constant) and isinstance(node.args[0].value, str)):
+            node = self.einsum_subscripts(node)
         args, keywords = self.bind(node, target)
         if target in (min, max, math.hypot) and len(args) > 2 and not keywords:
             # max(a, b, c) -> max(max(a, b), c): same value, same first-wins ties
@@ -417,6 +423,58 @@ class ExpressionNormalizer:
         elif target is call_value:
             stem = f"{atom_word(args[0])}_out"
         return call, stem
+
+    def einsum_subscripts(self, node: gast.Call) -> gast.Call:
+        """``np.einsum(a, [0, 1], b, [1, 2], [0, 2])`` (operands each followed by its
+        list of axis numbers, then the output's) as ``np.einsum("ab,bc->ac", a, b)``."""
+        args = list(node.args)
+        output = args.pop() if len(args) % 2 else None
+        operands, lists = args[0::2], args[1::2]
+        texts = []
+        for sub in [*lists, *([output] if output is not None else [])]:
+            labels = _literal(sub)
+            if isinstance(labels, int):
+                labels = (labels,)
+            if not isinstance(labels, tuple) or not all(0 <= v < 52 for v in labels):
+                raise self.error(sub, "np.einsum: each list of axis numbers must be a literal "
+                                 "list of ints in range(52) (or write the subscripts string)")
+            texts.append("".join(string.ascii_letters[v] for v in labels))
+        spec = ",".join(texts[:len(operands)])
+        if output is not None:
+            spec += "->" + texts[-1]
+        call = call_node(node.func, [const(spec), *operands], node.keywords)
+        return gast.copy_location(call, node)
+
+    def split(self, node: gast.Call, target: Any) -> gast.expr:
+        """``np.split(x, 2)`` (and array_split, vsplit, hsplit, dsplit) as the tuple of
+        its pieces, one ``rt.section`` call each: the number of pieces must be known."""
+        name, fixed_axis, equal = SPLITS[target]
+        params = ["ary", "indices_or_sections"] + (["axis"] if fixed_axis == "axis" else [])
+        given = dict(zip(params, node.args, strict=False))
+        given.update({k.arg: k.value for k in node.keywords})
+        if set(given) - set(params) or len(node.args) > len(params) or "ary" not in given \
+                or "indices_or_sections" not in given:
+            raise self.error(node, f"np.{name}: give the array, the sections and (for split "
+                             "and array_split) the axis")
+        sections = given["indices_or_sections"]
+        literal = literal_tuple(sections)
+        if literal is None and not (isinstance(sections, gast.Constant)
+                                    and type(sections.value) is int):
+            raise self.error(node, f"np.{name}: the sections must be a literal int or tuple "
+                             "of ints (the number of pieces must be known when compiling)")
+        sections = literal or sections
+        count = len(sections.value) + 1 if literal is not None else sections.value
+        array = self.atom(given["ary"])
+        axis = self.atom(given.get("axis", const(0))) if fixed_axis == "axis" \
+            else const(fixed_axis)
+        pieces = []
+        for i in range(count):
+            piece = call_node(attribute(load("rt"), "section"),
+                              [array, sections, const(i), axis, const(equal)])
+            set_callee(piece, runtime.section)
+            gast.copy_location(piece, node)
+            pieces.append(self.temp(piece, f"{atom_word(array)}_piece", node))
+        return tuple_of(pieces)
 
     def bind(self, node: gast.Call, target: Any) -> tuple[list[gast.expr], list[gast.keyword]]:
         """Atoms for the arguments; keywords of Python functions bound to positions."""
@@ -448,27 +506,39 @@ class ExpressionNormalizer:
             if isinstance(target, LocalFunction):
                 args += [load(v) for v in target.free]
             return args, []
-        args = [self.argument(a) for a in node.args]
-        keywords = [keyword(k.arg, self.argument(k.value)) for k in node.keywords]
+        if is_library(target):  # a rule reads a literal tuple of numbers as one constant
+            args = [literal_tuple(a) or self.atom(a) for a in node.args]
+            keywords = [keyword(k.arg, literal_tuple(k.value) or self.atom(k.value))
+                        for k in node.keywords]
+            return args, keywords
+        args = [self.atom(a) for a in node.args]
+        keywords = [keyword(k.arg, self.atom(k.value)) for k in node.keywords]
         return args, keywords
 
-    def argument(self, node: gast.expr) -> gast.expr:
-        """The atom of an argument of a library call; a tuple of int constants
-        (``axis=(0, -1)``, a shape ``(2, 3)``) stays one constant, which a rule's
-        ``variant`` and result kind read as a value like any other constant."""
-        if isinstance(node, gast.Tuple) and node.elts:
-            items = [self._constant_number(e) if not isinstance(e, gast.UnaryOp) else
-                     self._negated_number(e) for e in node.elts]
-            if all(isinstance(v, int) and not isinstance(v, bool) for v in items):
-                return gast.copy_location(const(tuple(items)), node)
-        return self.atom(node)
 
-    def _negated_number(self, node: gast.UnaryOp) -> Any:
-        """``-n`` of a constant number ``n`` (else None)."""
-        if not isinstance(node.op, gast.USub):
-            return None
-        number = self._constant_number(node.operand)
-        return None if number is None else -number
+#: The splits: (name, axis ("axis": the call's, default 0; None: hsplit's), equal pieces)
+SPLITS = {np.split: ("split", "axis", True), np.array_split: ("array_split", "axis", False),
+          np.vsplit: ("vsplit", 0, True), np.hsplit: ("hsplit", None, True),
+          np.dsplit: ("dsplit", 2, True)}
+
+
+def literal_tuple(node: gast.expr) -> gast.Constant | None:
+    """A tuple display of int constants (or of such tuples), as one constant: the
+    ``axes`` of ``np.transpose(x, (2, 0, 1))``, the ``pad_width`` of ``np.pad``."""
+    value = _literal(node)
+    return gast.copy_location(const(value), node) if isinstance(value, tuple) else None
+
+
+def _literal(node: gast.expr):
+    if isinstance(node, gast.Constant) and type(node.value) is int:
+        return node.value
+    if isinstance(node, gast.UnaryOp) and isinstance(node.op, gast.USub) and \
+            isinstance(node.operand, gast.Constant) and type(node.operand.value) is int:
+        return -node.operand.value
+    if isinstance(node, gast.Tuple | gast.List):
+        items = [_literal(e) for e in node.elts]
+        return tuple(items) if None not in items else None
+    return None
 
 
 _MAX_REPEATED = 64  # items of a repeated display written out; longer ones are refused

@@ -36,7 +36,7 @@ from s2s_ad.compiler.syntax.builders import (
     tuple_of,
 )
 from s2s_ad.errors import NonDifferentiableError
-from s2s_ad.kinds import NUMERIC, ArrayKind, Kind, array_index, indexed
+from s2s_ad.kinds import NUMERIC, ArrayKind, Kind, array_index, indexed, mixed_array_index
 from s2s_ad.rules.registry import Rule
 
 
@@ -81,19 +81,35 @@ def read_item(cx: Context, s: gast.Assign, target: str, prim: Primitive, where: 
         index = index_reads(cx, s.value.slice, where, fwd, pops)
         d_x = cx.adj(base.id)
         rev_body = materialized(cx, d_x, base_value, base.id, where) + [
-            _add_into(cx, s, d_x, index, g)]
+            _add_into(cx, s, d_x, index, g, base_value)]
     rev = [cx.header()] + pops + head + guard(cx, target, g, rev_body)
-    return fwd + [s], rev + cx.reset(target, prim)
+    read = copy.copy(s)
+    read.value = masked_read(cx, s.value)
+    return fwd + [read], rev + cx.reset(target, prim)
+
+
+def masked_read(cx: Context, value: gast.Subscript) -> gast.expr:
+    """``x[mask]`` with a boolean mask of two or more dimensions as ``rt.masked(x, mask)``
+    (Numba reads only 1-d masks); any other read as written."""
+    chosen = array_index(value.slice, cx.kind)
+    if chosen is not None and chosen.boolean and chosen.ndim != 1:
+        return call("rt.masked", value.value, value.slice)
+    return value
 
 
 def _add_into(cx: Context, s: gast.Assign, d_x: str, index: gast.expr,
-              g: gast.expr) -> gast.stmt:
+              g: gast.expr, base: gast.expr) -> gast.stmt:
     """``d_x[index] += g``; through an integer-array index repeated entries add up
     (``rt.scatter_add``), as the gather read each of them. A slice is added into
     in place (``rt.add_in_place``): Numba's ``d_x[index] += g`` copies the slice
     back onto itself."""
     if array_index(s.value.slice, cx.kind) is not None:
         node = expr_stmt(call("rt.scatter_add", load(d_x), index, g))
+        set_line(node, cx.line)
+        return node
+    mixed = mixed_array_index(s.value.slice, cx.kind)
+    if mixed is not None:
+        node = expr_stmt(_mixed_add(cx, s, d_x, index, g, base, mixed))
         set_line(node, cx.line)
         return node
     if cx.kinds.get(s.targets[0].id) == "unknown":
@@ -108,6 +124,30 @@ def _add_into(cx: Context, s: gast.Assign, d_x: str, index: gast.expr,
     return aug_item(d_x, index, g, cx.line)
 
 
+def _mixed_add(cx: Context, s: gast.Assign, d_x: str, index: gast.Tuple, g: gast.expr,
+               base: gast.expr, mixed: tuple[int, ArrayKind]) -> gast.expr:
+    """``y = x[..., idx, ...]`` with integers and slices around one integer array: ``y`` is
+    ``np.take`` of the basic view ``x[..., :, ...]`` along the array's axis there, its
+    axes first when NumPy puts them first (integers not next to the array); the VJP
+    adds ``rt.take_vjp_axis`` of ``g`` into that view of ``d_x``."""
+    position, kind = mixed
+    parts = list(index.elts)
+    ints = [i for i, p in enumerate(s.value.slice.elts) if not isinstance(p, gast.Slice)]
+    axis = sum(1 for p in parts[:position] if isinstance(p, gast.Slice))
+    if ints != list(range(ints[0], ints[-1] + 1)):  # NumPy moves the array's axes first
+        if kind.ndim != 1:
+            raise NonDifferentiableError(
+                "an index array of more than one dimension with integers apart from it "
+                "is not differentiable yet", cx.norm.parsed.location(s),
+                "index with a 1-d array, or put the integers next to it")
+        g = call("np.moveaxis", g, const(0), const(axis))
+    parts[position] = slice_of(None, None, None)
+    basic = tuple_of(parts)
+    picked = call("rt.take_vjp_axis", g, subscript_of(base, basic), index.elts[position],
+                  const(axis))
+    return call("rt.add_in_place", subscript_of(load(d_x), copy.deepcopy(basic)), picked)
+
+
 def write_item(cx: Context, s: gast.Assign, where: Where) -> tuple[list, list]:
     """``x[index] = v``: save the overwritten value; the pullback restores it,
     moves ``d_x[index]`` into ``d_v`` and zeroes it."""
@@ -116,6 +156,11 @@ def write_item(cx: Context, s: gast.Assign, where: Where) -> tuple[list, list]:
     refuse_number_write(cx, name, s)
     target.slice = _spelled_out(cx.kinds.get(name), target.slice)
     chosen = array_index(target.slice, cx.kind)
+    if mixed_array_index(target.slice, cx.kind) is not None:
+        raise NonDifferentiableError(
+            f"writing into '{name}' through an index array mixed with integers or slices "
+            "is not differentiable yet", cx.norm.parsed.location(s),
+            "write through the index array alone (x[idx] = v), or through slices")
     if chosen is not None and not (chosen.boolean or chosen.ndim == 1):
         raise NonDifferentiableError(
             f"writing into '{name}' through a {chosen.ndim}-d index array is not "

@@ -26,6 +26,7 @@ from s2s_ad.compiler.primitives import (
     is_library,
 )
 from s2s_ad.compiler.reverse import saving
+from s2s_ad.compiler.reverse.arrays import masked_read
 from s2s_ad.compiler.reverse.context import CalleeLink, Context, Where
 from s2s_ad.compiler.reverse.kernel_calls import given_contributions, primal_kernel_call
 from s2s_ad.compiler.syntax.annotations import callee_of, copy_annos, set_line
@@ -72,6 +73,15 @@ def primal_stmt(cx: Context, s: gast.stmt) -> gast.stmt:
         new = copy.copy(s)
         new.value = call("rt.int_pow", value.left, value.right)
         return new
+    if isinstance(value, gast.Subscript) and isinstance(value.value, gast.Name) and \
+            isinstance(cx.kinds.get(value.value.id), ArrayKind):
+        new = copy.copy(s)
+        new.value = masked_read(cx, value)
+        return new
+    if isinstance(value, gast.BinOp) and isinstance(value.op, gast.MatMult):
+        new = copy.copy(s)
+        new.value = _matmul_value(cx, value)
+        return new
     if not isinstance(value, gast.Call):
         return s
     if callee_of(value) is runtime.appended:  # Numba types List() by its appends
@@ -82,6 +92,16 @@ def primal_stmt(cx: Context, s: gast.stmt) -> gast.stmt:
     new = copy.copy(s)
     new.value = primal_value(cx, value, s)
     return new
+
+
+def _matmul_value(cx: Context, value: gast.BinOp) -> gast.expr:
+    """``a @ b`` as its rule computes it (batched operands: ``rt.matmul``, which Numba's
+    ``@`` is not)."""
+    prim = classify(value)
+    template = specialized(cx, prim, value).forward_template()
+    if template is None:
+        return value
+    return substitute(template, dict(zip(prim.rule.params, prim.operands, strict=False)))
 
 
 def _as_item(cx: Context, items: Any, item: gast.expr) -> gast.expr:

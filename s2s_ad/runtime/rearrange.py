@@ -1,0 +1,481 @@
+"""Rearrangements Numba lacks (or lacks a keyword of), and the VJPs of selections.
+
+A *selection* is a function each of whose result entries is one entry of its
+input or a zero (``tril``, ``diag``, ``diagonal``, ``pad``...).  Its VJP adds
+each entry of the cotangent back where it came from: applied to
+``positions(x)`` (the 1-based flat position of every entry of ``x``), the
+selection itself says where each result entry came from (0: from nowhere),
+and ``gather_vjp`` adds ``g`` there.  One mechanism, right for every such
+function the rules spell this way.
+
+The others, each with the NumPy semantics of the call it stands for:
+``repeat_axis`` (``np.repeat`` along an axis, an int or per-entry counts) and
+its VJP ``repeat_vjp_axis``; ``roll_axis`` (``np.roll`` along one axis);
+``pad_axis`` (``np.pad`` of one axis, a mode given by its code in ``PAD_MODES``)
+and its VJP ``pad_vjp_axis``; ``diagonal_last`` (``np.diagonal`` over the last
+two axes, a copy); ``section`` (a piece of ``np.split`` and its kin: the
+compiler writes ``a, b = np.split(x, 2)`` as one call per piece) and its VJP
+``section_vjp``; ``masked`` (``x[mask]`` for a mask of two or more dimensions,
+which Numba refuses); ``matmul`` (``np.matmul`` with NumPy's batch broadcasting,
+1-D operands too).
+
+>>> where = np.tril(positions(np.zeros((2, 2))))
+>>> gather_vjp(np.ones((2, 2)), np.zeros((2, 2)), where)
+array([[1., 0.], [1., 1.]])
+>>> pad_axis(np.array([1.0, 2.0, 3.0]), 0, 2, 1, PAD_MODES["reflect"])
+array([3., 2., 1., 2., 3., 2.])
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba.core import types
+from numba.extending import register_jitable
+
+from .axes import as_3d, check_array, normalize_axis, numba_impl, shape_with
+
+__all__ = ["diagonal_last", "gather_vjp", "matmul", "pad_axis", "pad_vjp_axis", "positions",
+           "repeat_axis", "repeat_vjp_axis", "masked", "roll_axis", "section", "section_vjp"]
+
+#: ``np.pad``'s modes that are selections, by the code ``pad_axis`` takes.
+PAD_MODES = {"constant": 0, "edge": 1, "reflect": 2, "symmetric": 3, "wrap": 4}
+
+
+# ---- selections ------------------------------------------------------------------------
+def positions(x):
+    """The 1-based flat position of each entry of ``x`` (int64, shaped like ``x``).
+
+    >>> positions(np.zeros((2, 2)))
+    array([[1, 2], [3, 4]])
+    """
+    x = np.asarray(x)
+    return np.arange(1, x.size + 1, dtype=np.int64).reshape(x.shape)
+
+
+@numba_impl(positions)
+def _ol_positions(x):
+    check_array(x, "x")
+    return lambda x: np.arange(1, x.size + 1).reshape(x.shape)
+
+
+def gather_vjp(g, x, where):
+    """Zeros shaped like ``x``, plus each ``g`` entry at the 1-based flat position
+    ``where`` gives for it (0: none); repeated positions add up.
+
+    >>> gather_vjp(np.array([1.0, 2.0, 3.0]), np.zeros(2), np.array([2, 0, 2]))
+    array([0., 4.])
+    """
+    where = np.asarray(where)
+    g = np.broadcast_to(np.asarray(g, dtype=float), where.shape).ravel()
+    where = where.ravel()
+    out = np.zeros(np.size(x))
+    taken = where > 0
+    np.add.at(out, where[taken] - 1, g[taken])
+    return out.reshape(np.shape(x))
+
+
+@numba_impl(gather_vjp)
+def _ol_gather_vjp(g, x, where):
+    check_array(where, "where")
+    check_array(x, "x")
+
+    def impl(g, x, where):
+        flat_g = np.ascontiguousarray(np.broadcast_to(g, where.shape)).reshape(where.size)
+        flat_w = np.ascontiguousarray(where).reshape(where.size)
+        out = np.zeros(x.size)
+        for k in range(where.size):
+            if flat_w[k] > 0:
+                out[flat_w[k] - 1] += flat_g[k]
+        return out.reshape(x.shape)
+
+    return impl
+
+
+# ---- repeat ------------------------------------------------------------------------------
+@register_jitable
+def _counts(repeats, n):
+    counts = np.empty(n, np.int64)
+    flat = np.asarray(repeats).ravel()
+    if flat.size != 1 and flat.size != n:
+        raise ValueError("repeats must be an int or have one count per entry along axis")
+    for i in range(n):
+        counts[i] = flat[0] if flat.size == 1 else flat[i]
+        if counts[i] < 0:
+            raise ValueError("repeats may not contain negative values")
+    return counts
+
+
+def repeat_axis(x, repeats, axis):
+    """``np.repeat(x, repeats, axis)`` (an int axis; repeats an int or one count each).
+
+    >>> repeat_axis(np.array([[1.0, 2.0]]), np.array([2, 1]), 1)
+    array([[1., 1., 2.]])
+    """
+    return np.repeat(x, repeats, axis)
+
+
+@numba_impl(repeat_axis)
+def _ol_repeat_axis(x, repeats, axis):
+    check_array(x, "x")
+
+    def impl(x, repeats, axis):
+        ax = normalize_axis(axis, x.ndim)
+        x3 = as_3d(x, ax)
+        counts = _counts(repeats, x3.shape[1])
+        out = np.empty((x3.shape[0], counts.sum(), x3.shape[2]), x.dtype)
+        j = 0
+        for i in range(x3.shape[1]):
+            for _ in range(counts[i]):
+                out[:, j, :] = x3[:, i, :]
+                j += 1
+        return out.reshape(shape_with(x.shape, ax, out.shape[1]))
+
+    return impl
+
+
+def repeat_vjp_axis(g, x, repeats, axis):
+    """The VJP of ``repeat_axis``: each entry's copies in ``g`` summed.
+
+    >>> repeat_vjp_axis(np.array([1.0, 2.0, 4.0]), np.zeros(2), 2 - np.arange(2), 0)
+    array([3., 4.])
+    """
+    g = np.asarray(g)
+    ax = normalize_axis(axis, np.ndim(x))
+    counts = np.broadcast_to(np.asarray(repeats), (np.shape(x)[ax],))
+    source = np.repeat(np.arange(np.shape(x)[ax]), counts)
+    out = np.zeros(np.shape(x), dtype=np.result_type(g.dtype, float))
+    moved = np.moveaxis(out, ax, 0)
+    np.add.at(moved, source, np.moveaxis(g, ax, 0))
+    return out
+
+
+@numba_impl(repeat_vjp_axis)
+def _ol_repeat_vjp_axis(g, x, repeats, axis):
+    check_array(g, "g")
+
+    def impl(g, x, repeats, axis):
+        ax = normalize_axis(axis, x.ndim)
+        g3 = as_3d(g, ax)
+        n = x.shape[ax]
+        counts = _counts(repeats, n)
+        out = np.zeros((g3.shape[0], n, g3.shape[2]))
+        j = 0
+        for i in range(n):
+            for _ in range(counts[i]):
+                out[:, i, :] += g3[:, j, :]
+                j += 1
+        return out.reshape(x.shape)
+
+    return impl
+
+
+# ---- roll --------------------------------------------------------------------------------
+def roll_axis(x, shift, axis):
+    """``np.roll(x, shift, axis)`` for one int axis.
+
+    >>> roll_axis(np.arange(3.0), -1, 0)
+    array([1., 2., 0.])
+    """
+    return np.roll(x, shift, axis)
+
+
+@numba_impl(roll_axis)
+def _ol_roll_axis(x, shift, axis):
+    check_array(x, "x")
+
+    def impl(x, shift, axis):
+        ax = normalize_axis(axis, x.ndim)
+        x3 = as_3d(x, ax)
+        n = x3.shape[1]
+        out = np.empty_like(x3)
+        if n:
+            s = shift % n
+            out[:, s:, :] = x3[:, :n - s, :]
+            out[:, :s, :] = x3[:, n - s:, :]
+        return out.reshape(x.shape)
+
+    return impl
+
+
+# ---- pad ---------------------------------------------------------------------------------
+@register_jitable
+def _pad_source(n, before, after, mode):
+    """For each index along the padded axis, the index of ``x`` it copies (-1: zero)."""
+    if before < 0 or after < 0:
+        raise ValueError("pad widths must be non-negative")
+    if n == 0 and (before or after) and mode != 0:
+        raise ValueError("can't extend an empty axis with a mode other than constant")
+    source = np.empty(before + n + after, np.int64)
+    for j in range(source.size):
+        t = j - before
+        if 0 <= t < n:
+            source[j] = t
+        elif mode == 0:
+            source[j] = -1
+        elif mode == 1:
+            source[j] = 0 if t < 0 else n - 1
+        elif mode == 2:
+            period = 2 * (n - 1)
+            m = t % period if period else 0
+            source[j] = period - m if m >= n else m
+        elif mode == 3:
+            m = t % (2 * n)
+            source[j] = 2 * n - 1 - m if m >= n else m
+        else:
+            source[j] = t % n
+    return source
+
+
+def pad_axis(x, axis, before, after, mode):
+    """``np.pad`` of axis ``axis`` only, by ``before`` and ``after`` entries, in the mode
+    of code ``mode`` (``PAD_MODES``; constant pads zeros)."""
+    x = np.asarray(x)
+    ax = normalize_axis(axis, x.ndim)
+    source = _pad_source(x.shape[ax], before, after, mode)
+    out = np.take(x, np.maximum(source, 0), axis=ax)
+    out[(slice(None),) * ax + (source < 0,)] = 0
+    return out
+
+
+@numba_impl(pad_axis)
+def _ol_pad_axis(x, axis, before, after, mode):
+    check_array(x, "x")
+
+    def impl(x, axis, before, after, mode):
+        ax = normalize_axis(axis, x.ndim)
+        x3 = as_3d(x, ax)
+        source = _pad_source(x3.shape[1], before, after, mode)
+        out = np.zeros((x3.shape[0], source.size, x3.shape[2]), x.dtype)
+        for j in range(source.size):
+            if source[j] >= 0:
+                out[:, j, :] = x3[:, source[j], :]
+        return out.reshape(shape_with(x.shape, ax, source.size))
+
+    return impl
+
+
+def pad_vjp_axis(g, axis, before, after, mode):
+    """The VJP of ``pad_axis``: each entry of ``g`` added to the entry it copies."""
+    g = np.asarray(g)
+    ax = normalize_axis(axis, g.ndim)
+    n = g.shape[ax] - before - after
+    source = _pad_source(n, before, after, mode)
+    out = np.zeros(shape_with(g.shape, ax, n), dtype=np.result_type(g.dtype, float))
+    np.add.at(np.moveaxis(out, ax, 0), source[source >= 0],
+              np.moveaxis(g, ax, 0)[source >= 0])
+    return out
+
+
+@numba_impl(pad_vjp_axis)
+def _ol_pad_vjp_axis(g, axis, before, after, mode):
+    check_array(g, "g")
+
+    def impl(g, axis, before, after, mode):
+        ax = normalize_axis(axis, g.ndim)
+        g3 = as_3d(g, ax)
+        n = g3.shape[1] - before - after
+        source = _pad_source(n, before, after, mode)
+        out = np.zeros((g3.shape[0], n, g3.shape[2]))
+        for j in range(source.size):
+            if source[j] >= 0:
+                out[:, source[j], :] += g3[:, j, :]
+        return out.reshape(shape_with(g.shape, ax, n))
+
+    return impl
+
+
+# ---- diagonal ----------------------------------------------------------------------------
+def diagonal_last(x, offset):
+    """A copy of ``np.diagonal(x, offset, -2, -1)`` (the diagonal over the last two axes,
+    as the new last axis).
+
+    >>> diagonal_last(np.arange(6.0).reshape(2, 3), 1)
+    array([1., 5.])
+    """
+    return np.diagonal(x, offset, -2, -1).copy()
+
+
+@numba_impl(diagonal_last)
+def _ol_diagonal_last(x, offset):
+    check_array(x, "x")
+    if x.ndim < 2:
+        return None
+
+    def impl(x, offset):
+        n, m = x.shape[-2], x.shape[-1]
+        x3 = np.ascontiguousarray(x).reshape((-1, n, m))
+        size = max(0, min(n, m - offset)) if offset >= 0 else max(0, min(n + offset, m))
+        row, col = max(0, -offset), max(0, offset)
+        out = np.empty((x3.shape[0], size), x.dtype)
+        for i in range(size):
+            out[:, i] = x3[:, row + i, col + i]
+        return out.reshape(x.shape[:-2] + (size,))
+
+    return impl
+
+
+# ---- matmul ------------------------------------------------------------------------------
+def matmul(a, b):
+    """``np.matmul(a, b)``: batched over leading axes (broadcast), 1-D operands promoted
+    and their axis removed from the result, as NumPy does.
+
+    >>> matmul(np.ones((2, 1, 2, 3)), np.ones((4, 3, 1))).shape
+    (2, 4, 2, 1)
+    """
+    return np.matmul(a, b)
+
+
+@register_jitable
+def _batched(a, b):
+    """``np.matmul`` of arrays of two or more dimensions each (same rank)."""
+    lead = np.broadcast_shapes(a.shape[:-2], b.shape[:-2])
+    m, k, n = a.shape[-2], a.shape[-1], b.shape[-1]
+    if b.shape[-2] != k:
+        raise ValueError("matmul: mismatch in the contracted dimension")
+    a3 = np.ascontiguousarray(np.broadcast_to(a, lead + (m, k))).reshape((-1, m, k))
+    b3 = np.ascontiguousarray(np.broadcast_to(b, lead + (k, n))).reshape((-1, k, n))
+    out = np.empty((a3.shape[0], m, n), a.dtype)  # Numba multiplies operands of one dtype
+    for i in range(a3.shape[0]):
+        out[i] = np.dot(a3[i], b3[i])
+    return out.reshape(lead + (m, n))
+
+
+@numba_impl(matmul)
+def _ol_matmul(a, b):
+    check_array(a, "a")
+    check_array(b, "b")
+    if a.ndim == 1 and b.ndim == 1:
+        return lambda a, b: np.dot(a, b)
+    if a.ndim == 1:
+        return lambda a, b: _batched(np.ascontiguousarray(a).reshape((1, a.size)), b)[..., 0, :]
+    if b.ndim == 1:
+        return lambda a, b: _batched(a, np.ascontiguousarray(b).reshape((b.size, 1)))[..., 0]
+    return lambda a, b: _batched(a, b)
+
+
+# ---- split -------------------------------------------------------------------------------
+@register_jitable
+def _clamped(bound, n):
+    """A slice bound as Python clamps it (negative counts from the end)."""
+    if bound < 0:
+        bound += n
+    return min(max(bound, 0), n)
+
+
+@register_jitable
+def _int_bounds(n, sections, i, equal):
+    if sections <= 0:
+        raise ValueError("number sections must be larger than 0.")
+    if equal and n % sections:
+        raise ValueError("array split does not result in an equal division")
+    each, extra = n // sections, n % sections
+    start = i * each + min(i, extra)
+    return start, start + each + (1 if i < extra else 0)
+
+
+@register_jitable
+def _index_bounds(n, sections, i):
+    start = 0 if i == 0 else _clamped(sections[i - 1], n)
+    stop = n if i == len(sections) else _clamped(sections[i], n)
+    return start, max(start, stop)
+
+
+def _bounds(n, sections, i, equal):
+    if isinstance(sections, int | np.integer):
+        return _int_bounds(n, int(sections), i, equal)
+    return _index_bounds(n, tuple(sections), i)
+
+
+def _split_axis(x, axis):
+    return (1 if np.ndim(x) > 1 else 0) if axis is None else normalize_axis(axis, np.ndim(x))
+
+
+def section(x, sections, i, axis, equal):
+    """Piece ``i`` of ``np.array_split(x, sections, axis)`` (``np.split`` when
+    ``equal``: an int ``sections`` must divide the axis), a copy; ``axis`` None is
+    ``np.hsplit``'s (1, or 0 for a 1-D array).
+
+    >>> section(np.arange(5.0), 2, 1, 0, False), section(np.arange(5.0), (1, 3), 2, 0, True)
+    (array([3., 4.]), array([3., 4.]))
+    """
+    x = np.asarray(x)
+    ax = _split_axis(x, axis)
+    start, stop = _bounds(x.shape[ax], sections, i, equal)
+    return x[(slice(None),) * ax + (slice(start, stop),)].copy()
+
+
+def section_vjp(g, x, sections, i, axis, equal):
+    """The VJP of ``section``: zeros shaped like ``x``, ``g`` on the piece."""
+    x = np.asarray(x)
+    ax = _split_axis(x, axis)
+    start, stop = _bounds(x.shape[ax], sections, i, equal)
+    out = np.zeros(x.shape)
+    out[(slice(None),) * ax + (slice(start, stop),)] = g
+    return out
+
+
+def _numba_bounds(sections):
+    if isinstance(sections, types.Integer):
+        return lambda n, sections, i, equal: _int_bounds(n, sections, i, equal)
+    return lambda n, sections, i, equal: _index_bounds(n, sections, i)
+
+
+@numba_impl(section)
+def _ol_section(x, sections, i, axis, equal):
+    check_array(x, "x")
+    bounds = register_jitable(_numba_bounds(sections))
+    hsplit = axis is None or isinstance(axis, types.NoneType)
+    one_d = x.ndim == 1
+
+    def impl(x, sections, i, axis, equal):
+        ax = (0 if one_d else 1) if hsplit else normalize_axis(axis, x.ndim)
+        x3 = as_3d(x, ax)
+        start, stop = bounds(x3.shape[1], sections, i, equal)
+        return x3[:, start:stop, :].copy().reshape(shape_with(x.shape, ax, stop - start))
+
+    return impl
+
+
+@numba_impl(section_vjp)
+def _ol_section_vjp(g, x, sections, i, axis, equal):
+    check_array(x, "x")
+    bounds = register_jitable(_numba_bounds(sections))
+    hsplit = axis is None or isinstance(axis, types.NoneType)
+    one_d = x.ndim == 1
+
+    def impl(g, x, sections, i, axis, equal):
+        ax = (0 if one_d else 1) if hsplit else normalize_axis(axis, x.ndim)
+        out = np.zeros(x.shape)
+        out3 = as_3d(out, ax)
+        start, stop = bounds(out3.shape[1], sections, i, equal)
+        out3[:, start:stop, :] = as_3d(g, ax)
+        return out
+
+    return impl
+
+
+# ---- boolean masks -----------------------------------------------------------------------
+def masked(x, mask):
+    """``x[mask]`` for a boolean ``mask`` of two or more dimensions (shaped like the
+    leading axes of ``x``), which Numba reads only for a 1-d mask.
+
+    >>> masked(np.arange(8.0).reshape(2, 2, 2), np.array([[True, False], [False, True]]))
+    array([[0., 1.], [6., 7.]])
+    """
+    return x[mask]
+
+
+@numba_impl(masked)
+def _ol_masked(x, mask):
+    check_array(x, "x")
+    check_array(mask, "mask")
+    k = mask.ndim
+
+    def impl(x, mask):
+        if x.shape[:k] != mask.shape:
+            raise IndexError("boolean index did not match indexed array")
+        rows = np.ascontiguousarray(x).reshape((mask.size, -1))
+        picked = rows[np.ascontiguousarray(mask).reshape(mask.size)]
+        return picked.reshape((picked.shape[0],) + x.shape[k:])
+
+    return impl
