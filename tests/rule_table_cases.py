@@ -24,6 +24,7 @@ from dataclasses import dataclass
 
 import gast
 import numpy as np
+import scipy.linalg
 
 from s2s_ad import runtime
 
@@ -873,3 +874,113 @@ _REARRANGE_CONSTANTS = {
                               "equal": _INTERNAL},
 }
 NOT_FLOAT.update(_REARRANGE_CONSTANTS)
+
+
+# ---- linear algebra: decompositions and matrix norms (issue 23) ---------------------------
+def spd(n):
+    """Symmetric positive definite, well conditioned (cholesky)."""
+    def gen(rng):
+        m = rng.uniform(-0.5, 0.5, (n, n))
+        return m @ m.T + n * np.eye(n)
+    return gen
+
+
+def spd_stack(k, n):
+    return lambda rng: np.stack([spd(n)(rng) for _ in range(k)])
+
+
+rule(np.linalg.svd, None,
+     Case("np.linalg.svd-values", "np.linalg.svd(a, compute_uv=False)", args(a=unif((4, 3)))),
+     Case("np.linalg.svd-u-tall", "np.linalg.svd(a, full_matrices=False)[0] ** 2",
+          args(a=unif((4, 3))), numba=True),
+     Case("np.linalg.svd-vt-wide", "np.linalg.svd(a, False)[2] ** 2", args(a=unif((2, 4)))),
+     Case("np.linalg.svd-s-square-full", "np.linalg.svd(a)[1]", args(a=unif((3, 3)))))
+rule(np.linalg.slogdet, None,
+     Case("np.linalg.slogdet", "np.linalg.slogdet(A)[1]", args(A=well_conditioned(3))),
+     Case("np.linalg.slogdet-stack", "np.linalg.slogdet(A)[1]",
+          args(A=well_conditioned_stack(2, 3)), numba=True))
+rule(np.linalg.eigh, None,
+     Case("np.linalg.eigh-vectors", "np.linalg.eigh(a)[1] ** 2", args(a=unif((3, 3)))),
+     Case("np.linalg.eigh-upper-values", "np.linalg.eigh(a, 'U')[0]", args(a=unif((3, 3)))))
+rule(np.linalg.eigvalsh, None,
+     Case("np.linalg.eigvalsh", "np.linalg.eigvalsh(a)", args(a=unif((3, 3)))),
+     Case("np.linalg.eigvalsh-upper", "np.linalg.eigvalsh(a, UPLO='U')", args(a=unif((3, 3)))))
+rule(np.linalg.cholesky, None,
+     Case("np.linalg.cholesky", "np.linalg.cholesky(A)", args(A=spd(3))),
+     Case("np.linalg.cholesky-stack", "np.linalg.cholesky(A)", args(A=spd_stack(2, 3)),
+          numba=True))
+rule(np.linalg.pinv, None,
+     Case("np.linalg.pinv-tall", "np.linalg.pinv(a)", args(a=unif((4, 2)))),
+     Case("np.linalg.pinv-wide", "np.linalg.pinv(a)", args(a=unif((2, 3)))))
+rule(np.linalg.matrix_power, None,
+     Case("np.linalg.matrix_power", "np.linalg.matrix_power(a, 3)", args(a=unif((3, 3)))),
+     Case("np.linalg.matrix_power-negative", "np.linalg.matrix_power(A, -2)",
+          args(A=well_conditioned(3))),
+     Case("np.linalg.matrix_power-zero", "np.linalg.matrix_power(a, 0) * a", args(a=unif((2, 2)))))
+TABLE[(np.linalg.norm, None)] += [
+    Case("np.linalg.norm-matrix-2", "np.linalg.norm(x, 2)", args(x=unif(M)), numba=True),
+    Case("np.linalg.norm-matrix-minus-2", "np.linalg.norm(x, -2)", args(x=unif(M))),
+    Case("np.linalg.norm-nuc", "np.linalg.norm(x, 'nuc')", args(x=unif(M))),
+    Case("np.linalg.norm-matrix-1", "np.linalg.norm(x, 1)", args(x=away(M))),
+    Case("np.linalg.norm-matrix-minus-1", "np.linalg.norm(x, -1)", args(x=away(M))),
+    Case("np.linalg.norm-matrix-inf", "np.linalg.norm(x, np.inf)", args(x=away(M))),
+    Case("np.linalg.norm-matrix-minus-inf", "np.linalg.norm(x, -np.inf)",
+         args(x=away(M)))]
+NOT_FLOAT.update({
+    (np.linalg.svd, None): {"full_matrices": _CONSTANT, "compute_uv": _CONSTANT},
+    (np.linalg.eigh, None): {"UPLO": "the string 'L' or 'U'"},
+    (np.linalg.eigvalsh, None): {"UPLO": "the string 'L' or 'U'"},
+    (np.linalg.matrix_power, None): {"n": "an int (NumPy refuses floats)"}})
+TABLE[(np.zeros, 1)].append(Case("np.zeros-dtype", "np.zeros(len(x), dtype=np.float32) + x",
+                                 args(x=unif(V)), zero=False))
+TABLE[(np.full, 2)].append(Case("np.full-dtype", "np.full(len(x), y, dtype='float64') * x",
+                                args(x=unif(V), y=unif())))
+for _key in ((np.zeros, 1), (np.ones, 1), (np.empty, 1), (np.full, 2)):
+    NOT_FLOAT[_key] = {**NOT_FLOAT[_key], "dtype": "a dtype: a type, a np.dtype or its name"}
+
+
+# ---- scipy.linalg (issue 23) ---------------------------------------------------------------
+def lower_triangular(n):
+    """Well-conditioned lower triangular (random entries above: solve_triangular must not
+    read them)."""
+    return lambda rng: rng.uniform(-0.5, 0.5, (n, n)) + n * np.eye(n)
+
+
+rule(scipy.linalg.solve_triangular, None,
+     Case("scipy.linalg.solve_triangular-lower", "scipy.linalg.solve_triangular(a, b, lower=True)",
+          args(a=lower_triangular(3), b=unif((3,)))),
+     Case("scipy.linalg.solve_triangular-upper-trans",
+          "scipy.linalg.solve_triangular(a, b, trans=1)",
+          args(a=lower_triangular(3), b=unif((3, 2))), numba=True),
+     Case("scipy.linalg.solve_triangular-unit-T",
+          "scipy.linalg.solve_triangular(a, b, 'T', True, True)",
+          args(a=lower_triangular(3), b=unif((3, 2)))))
+rule(scipy.linalg.cholesky, None,
+     Case("scipy.linalg.cholesky", "scipy.linalg.cholesky(A)", args(A=spd(3))),
+     Case("scipy.linalg.cholesky-lower", "scipy.linalg.cholesky(A, lower=True)",
+          args(A=spd(3))))
+rule(scipy.linalg.cho_factor, None,
+     Case("scipy.linalg.cho_factor", "scipy.linalg.cho_factor(A)[0]", args(A=spd(3))),
+     Case("scipy.linalg.cho_factor-lower", "scipy.linalg.cho_factor(A, True)[0]",
+          args(A=spd(3))))
+rule(scipy.linalg.cho_solve, None,
+     Case("scipy.linalg.cho_solve", "scipy.linalg.cho_solve(scipy.linalg.cho_factor(A), b)",
+          args(A=spd(3), b=unif((3,)))),
+     Case("scipy.linalg.cho_solve-lower-matrix",
+          "scipy.linalg.cho_solve(scipy.linalg.cho_factor(A, lower=True), b)",
+          args(A=spd(3), b=unif((3, 2)))))
+rule(scipy.linalg.expm, None,
+     Case("scipy.linalg.expm", "scipy.linalg.expm(a)", args(a=unif((3, 3)))),
+     Case("scipy.linalg.expm-scaled", "scipy.linalg.expm(4.0 * a)", args(a=unif((3, 3)))))
+rule(scipy.linalg.det, None,
+     Case("scipy.linalg.det", "scipy.linalg.det(A)", args(A=well_conditioned(3))))
+rule(scipy.linalg.inv, None,
+     Case("scipy.linalg.inv", "scipy.linalg.inv(A)", args(A=well_conditioned(3))))
+rule(scipy.linalg.solve, None,
+     Case("scipy.linalg.solve", "scipy.linalg.solve(A, b)",
+          args(A=well_conditioned(3), b=unif((3, 2)))))
+NOT_FLOAT.update({
+    (scipy.linalg.solve_triangular, None): {"trans": _CONSTANT, "lower": _CONSTANT,
+                                            "unit_diagonal": _CONSTANT},
+    (scipy.linalg.cholesky, None): {"lower": _CONSTANT},
+    (scipy.linalg.cho_factor, None): {"lower": _CONSTANT}})

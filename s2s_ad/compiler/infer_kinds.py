@@ -69,7 +69,7 @@ from s2s_ad.kinds import (  # noqa: F401  (re-exported for the stages)
     join_all,
     kind_of_value,
 )
-from s2s_ad.rules.registry import arities
+from s2s_ad.rules.registry import arities, refusal
 
 CalleeKind = Callable[[Any, list, gast.expr], Kind]
 
@@ -351,6 +351,7 @@ def refuse_unknown_result(fdef: gast.FunctionDef, kinds: dict[str, Kind],
             continue
         op = node.value
         prim = classify(op)
+        _refuse_complex_constants(op, prim, locate)
         operands = [state.atom(a) for a in prim.operands]
         if isinstance(op, gast.Lambda) or (not isinstance(prim, UnknownCall) and
                                            any(map(_holds_unknown, operands))):
@@ -369,6 +370,16 @@ def refuse_unknown_result(fdef: gast.FunctionDef, kinds: dict[str, Kind],
             f"{_described(bound)} here{where}", locate(node),
             "keep one kind of value per variable: a tuple cannot grow in a loop (append "
             "to a list, or fill a np.zeros array), and a number and a tuple need two names")
+
+
+def _refuse_complex_constants(op: gast.expr, prim: Primitive, locate: Any) -> None:
+    """A complex literal (``1j``, ``2 + 3j``) among the operands: refused where it is."""
+    for atom in [op, *prim.operands]:
+        if isinstance(atom, gast.Constant) and isinstance(atom.value, complex):
+            raise NonDifferentiableError(
+                f"the complex number {atom.value!r} is not supported: s2s_ad differentiates "
+                "real values only", locate(atom),
+                "write the real and imaginary parts as two real variables")
 
 
 def _assignments(stmts: list[gast.stmt]):
@@ -392,6 +403,9 @@ def _unknown_cause(op: gast.expr, prim: Primitive, operands: list, text: str
                 "write the items out, or build an array: np.full(n, x)")
     if isinstance(prim, UnknownCall) and arities(prim.callee):
         return None  # rules for other argument counts: the reverse stage names them
+    if isinstance(prim, UnknownCall) and refusal(prim.callee):
+        problem, instead = refusal(prim.callee)
+        return f"'{text}': {problem}", instead
     if isinstance(prim, UnknownCall):
         name = getattr(prim.callee, "__qualname__", None) or repr(prim.callee)
         module = getattr(prim.callee, "__module__", None)

@@ -6,6 +6,7 @@ entries are their float arguments (``np.arange`` with a start, ``np.full``,
 
 from __future__ import annotations
 
+import gast
 import numpy as np
 
 from ..kinds import ArrayKind
@@ -22,8 +23,19 @@ def constructed(kinds: list, operands: list):
     return ArrayKind(1) if shape in ("int", "bool") else ArrayKind(None)
 
 
+def _of_dtype(built: ArrayKind, operands: list, param: int) -> ArrayKind:
+    """``built`` with the element type of a constant ``dtype=`` (the normalizer spells
+    ``np.float32``, ``float``... as NumPy's name of the dtype, ``'float32'``)."""
+    dtype = operands[param] if len(operands) > param else None
+    if isinstance(dtype, gast.Constant) and isinstance(dtype.value, str):
+        kind = np.dtype(dtype.value).kind
+        return ArrayKind(built.ndim, kind == "f", kind == "b")
+    return built
+
+
 for _fn in (np.zeros, np.ones, np.empty):
-    primitive(_fn, ("shape",), kind=constructed, nargs=1)
+    primitive(_fn, ("shape", "dtype"), kind=lambda k, o: _of_dtype(constructed(k, o), o, 1),
+              defaults={"dtype": None}, nargs=1)
 for _fn in (np.zeros_like, np.ones_like, np.empty_like):
     primitive(_fn, ("x",), kind=like, nargs=1)
 primitive(np.arange, ("n",), kind=lambda k, o: ArrayKind(1, False), nargs=1)
@@ -55,7 +67,9 @@ def _filled(kinds: list, operands: list):
 
 
 # every entry is ``value`` (broadcast): its cotangent is g summed back to value's shape
-primitive(np.full, ("shape", "value"), {"value": "g"}, kind=_filled, elementwise=True,
+primitive(np.full, ("shape", "value", "dtype"), {"value": "g"},
+          kind=lambda k, o: _of_dtype(_filled(k, o), o, 2), defaults={"dtype": None},
+          elementwise=True,
           variant=lambda c, k: {"forward": "rt.filled(shape, value)"}
           if isinstance(k["value"], ArrayKind) else {}, nargs=2)
 

@@ -15,6 +15,7 @@ import numpy as np
 from ..kinds import NUMERIC, ArrayKind
 from ..runtime import reductions, special
 from ..runtime.reductions import Forms
+from .linalg_rules import matrix_norm
 from .registry import NOT_CONSTANT, primitive, rt_name
 from .result_kinds import int_array_or_int, ints, like
 from .result_kinds import ndim as _ndim
@@ -46,6 +47,8 @@ def _reduction(name: str, whole: str, helpers: Forms):
         if axis is NOT_CONSTANT or keep is NOT_CONSTANT:
             raise ValueError(f"np.{name}: axis and keepdims must be constants (an int, a "
                              "tuple of ints or None, and True or False)")
+        if kinds.get("x") in NUMERIC and axis is None and not keep:  # of a number: itself
+            return {"forward": "rt.number_as_float(x)", "adjoints": {"x": "g"}}
         if isinstance(axis, tuple):  # along the last axis of the axes moved back and merged
             merged = "rt.axes_last(x, axis)"
             if keep:
@@ -106,7 +109,8 @@ _NORM_2 = _reduction("linalg.norm", "rt.norm_all(x)", reductions.NORM)  # ord No
 
 def _norm_variant(consts: dict, kinds: dict) -> dict:
     """Vector norms (1-D ``x``, or any ``x`` with an ``axis``): ord None, 2, 1, inf,
-    -inf or a number p > 0; matrix norms (2-D ``x``, no axis): ord None or 'fro'.
+    -inf or a number p > 0; matrix norms (2-D ``x``, no axis): ord None, 'fro', 'nuc',
+    2, -2, 1, -1, inf, -inf (linalg_rules.matrix_norm).
     Subgradients: sign(x) (0 at 0) for ord=1; for ord=inf the cotangent goes to the
     entries of largest |x|, split equally among ties, times their sign (-inf: smallest);
     0 where the norm is 0."""
@@ -128,8 +132,7 @@ def _norm_variant(consts: dict, kinds: dict) -> dict:
     if axis is None and ndim == 2:
         if order == "fro":
             return _NORM_2(consts, kinds)
-        raise ValueError(f"np.linalg.norm: the matrix norm ord={order!r} is not supported "
-                         "(only None and 'fro')")
+        return matrix_norm(order)
     if axis is None and ndim != 1:
         raise ValueError(f"np.linalg.norm: ord={order!r} needs a 1-D or 2-D array, or an axis")
     if isinstance(order, str) or isinstance(order, bool) or not isinstance(order, int | float):

@@ -169,6 +169,7 @@ _BINOPS = Table("binary operators")  # gast operator class -> Rule
 _UNARYOPS = Table("unary operators")
 _METHODS = Table("array methods")  # method name -> the function it spells
 _VIEWS = Table("views")  # a function whose result may be a view of its argument -> True
+_REFUSALS = Table("refusals")  # a function refused with a reason -> (problem, what to do)
 
 
 def register(obj: Any, rule: Rule, nargs: int | None = None) -> None:
@@ -209,6 +210,17 @@ def unregister(obj: Any) -> None:
         del _METHODS[method]
     if obj in _VIEWS:
         del _VIEWS[obj]
+
+
+def refuse(obj: Any, problem: str, instead: str) -> None:
+    """Refuse calls of ``obj`` (which has no rule) with ``problem`` and what to do
+    ``instead``, rather than the generic "no derivative rule"."""
+    _REFUSALS[obj] = (problem, instead)
+
+
+def refusal(obj: Any) -> tuple[str, str] | None:
+    """(problem, what to do instead) of a function refused with :func:`refuse`."""
+    return _REFUSALS.get(obj)
 
 
 def register_binop(op: type, rule: Rule) -> None:

@@ -135,7 +135,7 @@ def _leaves(kind) -> list:
 
 def _array_kind(kinds: list, operands: list):
     seq = kinds[0]
-    if isinstance(seq, ArrayKind):
+    if isinstance(seq, ArrayKind) or seq in NUMERIC:  # np.array(x) of a number: 0-d, a number
         return seq
     if seq == ():
         return ArrayKind(1)  # np.array(()) is an empty float64 array
@@ -164,6 +164,8 @@ def _array_variant(consts: dict, kinds: dict) -> dict:
     seq = kinds.get("seq")
     if isinstance(seq, ArrayKind):
         return {"forward": "np.copy(seq)", "adjoints": {"seq": "g"}}
+    if seq in NUMERIC:
+        return {"forward": "seq", "adjoints": {"seq": "g"}}
     if seq == ():
         return {"forward": "np.zeros(0)", "adjoints": {"seq": "()"}}
     shape = _grid(seq)

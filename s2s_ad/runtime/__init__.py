@@ -9,7 +9,8 @@ an int, ``keepdims`` or not) is its own function, so a call site is
 type-stable.  Results and cotangents are new arrays, never views of an
 argument (except ``reshape``/``reshape_like``, which follow NumPy).
 
-This package may import NumPy and Numba only: no compiler, no rules.  Its
+This package may import NumPy, Numba (and SciPy, whose functions some helpers compute
+in Python) only: no compiler, no rules.  Its
 modules, by topic (this ``__init__`` re-exports each one's ``__all__``;
 ``tests/runtime/test_runtime_index.py`` checks that this index names every
 module and exactly each one's helpers):
@@ -50,6 +51,13 @@ module and exactly each one's helpers):
   ``trace_vjp``; ``cumprod_axis``, ``cumprod_vjp``; ``diff_axis``, ``diff_vjp``
 - ``linalg``: ``det``, ``inv``, ``solve`` of stacks of matrices and their VJPs
   ``det_vjp``, ``inv_vjp``, ``solve_vjp_a``, ``solve_vjp_b``
+- ``decompositions``: ``svd``, ``svd_vjp``, ``singular_values``, ``singular_values_vjp``,
+  ``singular_outer``, ``nuclear_norm_slope``, ``eigh``, ``eigh_vjp``, ``eigvalsh``,
+  ``eigvalsh_vjp``, ``cholesky``, ``cholesky_vjp``, ``slogdet``, ``slogdet_vjp``,
+  ``pinv_vjp``, ``matrix_power_vjp`` (matrix decompositions and their VJPs); SciPy's
+  ``solve_triangular``, ``solve_triangular_vjp_a``, ``solve_triangular_vjp_b``,
+  ``scipy_cholesky``, ``scipy_cholesky_vjp``, ``cho_factor``, ``cho_factor_vjp``,
+  ``cho_solve``, ``cho_solve_vjp_b``, ``cho_solve_vjp_c``, ``expm``, ``expm_vjp``
 - ``lists``: ``new_list``, ``appended``, ``list_array``, ``list_position``,
   ``merge_leading``, and the cotangents of growing lists: ``cotangent_list``,
   ``list_pop``, ``list_add_at``, ``list_add_rows``
@@ -117,6 +125,11 @@ np.array((a, b)), ((a, b), (c, d))         yes; a tuple of arrays no (use stack)
 math.fsum                                  no  -> fsum
 linalg.norm(x, ord) vectors                1-D only; no axis -> compositions of
                                            sum/max/min helpers and norm_p_slope
+linalg.svd(a, full_matrices), eigh(a),     2-D only; compute_uv no, UPLO no, stacks
+cholesky, slogdet, pinv, matrix_power      no -> singular_values, svd (a tuple),
+                                           eigh, eigvalsh, cholesky, slogdet
+scipy.linalg                               no -> solve_triangular, scipy_cholesky,
+                                           cho_factor, cho_solve, expm
 =========================================  =======================================
 
 Also note: in ``njit`` code a *scalar* float division by zero raises
@@ -125,6 +138,7 @@ array division follows NumPy. The helpers here guard their divisions.
 """
 
 from .broadcasting import *  # noqa: F403  (the helpers generated code calls as rt.<name>)
+from .decompositions import *  # noqa: F403
 from .einsum import *  # noqa: F403
 from .given import *  # noqa: F403
 from .indexing import *  # noqa: F403

@@ -406,13 +406,21 @@ def test_conversions(f, args):
 
 
 def array_of_a_number(a):
-    return np.array(a)
+    return np.array(a) * a
 
 
-def test_np_array_of_a_number_is_refused_with_its_location():
+def array_of_an_array_and_a_number(a, b):
+    return np.array((a, b))
+
+
+def test_np_array_of_a_number_is_the_number():
+    check_grads(array_of_a_number, 1.5)
+
+
+def test_np_array_of_mixed_items_is_refused_with_its_location():
     with pytest.raises(ad.NonDifferentiableError, match=r"test_numpy_rules\.py:\d+:\d+: error: "
                        "np.array: only a tuple"):
-        ad.gradient(array_of_a_number)(1.0)
+        ad.gradient(array_of_an_array_and_a_number)(normal(2), 1.0)
 
 
 # ---- math.fsum ------------------------------------------------------------------------------
@@ -529,8 +537,8 @@ def norm_nuclear(a):
     return np.linalg.norm(a, "nuc")
 
 
-def norm_matrix_two(a):
-    return np.linalg.norm(a, 2)
+def norm_matrix_three(a):
+    return np.linalg.norm(a, 3)
 
 
 def norm_zero(a):
@@ -546,8 +554,8 @@ def norm_variable_order(a, p):
 
 
 @pytest.mark.parametrize(("f", "args", "message"), [
-    (norm_nuclear, (normal(3, 3),), "the matrix norm ord='nuc' is not supported"),
-    (norm_matrix_two, (normal(3, 3),), "the matrix norm ord=2 is not supported"),
+    (norm_nuclear, (normal(3),), "ord='nuc' is not a vector norm"),
+    (norm_matrix_three, (normal(3, 3),), "the matrix norm ord=3 is not supported"),
     (norm_zero, (normal(3),), "ord=0 is not supported"),
     (norm_negative, (normal(3),), "ord=-1 is not supported"),
     (norm_variable_order, (normal(3), 3.0), "ord, axis and keepdims must be constants"),

@@ -16,6 +16,7 @@ from pathlib import Path
 import gast
 import numpy as np
 import pytest
+import scipy.linalg
 
 import s2s_ad
 from s2s_ad import runtime
@@ -35,7 +36,11 @@ from s2s_ad.testing import check_grads
 
 # emitted names that are not the object's own: List() is how Numba spells a typed list,
 # and np.amax/np.amin are other names of np.max/np.min (their rule is np.max's)
-RENAMED = {runtime.new_list: "List", np.amax: "np.max", np.amin: "np.min"}
+RENAMED = {runtime.new_list: "List", np.amax: "np.max", np.amin: "np.min",
+           # SciPy has no emitted name (its rules compute through runtime helpers)
+           **{getattr(scipy.linalg, n): f"scipy.linalg.{n}" for n in (
+               "solve_triangular", "cholesky", "cho_factor", "cho_solve", "expm")},
+           **{getattr(scipy.linalg, n): f"np.linalg.{n}" for n in ("det", "inv", "solve")}}
 
 
 def _calls():

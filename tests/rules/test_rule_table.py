@@ -33,6 +33,7 @@ from pathlib import Path
 import gast
 import numpy as np
 import pytest
+import scipy.linalg
 from rule_table_cases import NOT_FLOAT, TABLE, Case, cases, numba_cases
 
 import s2s_ad as ad
@@ -96,7 +97,8 @@ def _resolve(node: ast.expr, params: set[str]):
     if isinstance(node, ast.Name):
         if node.id in params:
             return None
-        return {"np": np, "math": math}.get(node.id, getattr(builtins, node.id, None))
+        return {"np": np, "math": math, "scipy": scipy}.get(node.id,
+                                                             getattr(builtins, node.id, None))
     if isinstance(node, ast.Attribute):
         base = _resolve(node.value, params)
         return getattr(base, node.attr, None) if base is not None else None
@@ -255,7 +257,7 @@ def test_every_parameter_of_every_rule_is_checked_with_a_float():
 
 
 # ---- building the functions ---------------------------------------------------------------
-_HEADER = "import math\n\nimport numpy as np\n\n\n"
+_HEADER = "import math\n\nimport numpy as np\nimport scipy.linalg\n\n\n"
 _modules = itertools.count()
 
 

@@ -44,7 +44,7 @@ from s2s_ad.compiler.syntax.builders import (
 )
 from s2s_ad.compiler.syntax.names import op_word
 from s2s_ad.kinds import is_structure
-from s2s_ad.rules import array_methods
+from s2s_ad.rules import array_methods, lookup
 
 _NUMBER = (numbers.Number, np.generic)
 
@@ -67,6 +67,14 @@ def _stem(a: gast.expr, word: str, b: gast.expr) -> str:
     stem = f"{atom_word(a)}_{word}_{atom_word(b)}"
     return stem if len(stem) <= 16 else word
 
+
+
+def _dtype_type(name: str) -> Any:
+    """The scalar type a dtype string names (``"float64"`` -> ``np.float64``), or None."""
+    try:
+        return np.dtype(name).type
+    except TypeError:
+        return None
 
 
 def is_atom(node: gast.AST) -> bool:
@@ -367,6 +375,9 @@ class ExpressionNormalizer:
             dtype = self.resolve(node.args[0]) if node.args else None
         except KeyError:
             dtype = None
+        if isinstance(node.args[0] if node.args else None, gast.Constant) and \
+                isinstance(node.args[0].value, str):
+            dtype = _dtype_type(node.args[0].value)
         if dtype in (int, np.int64, np.int32, np.intp):
             return runtime.astype_int
         if dtype in (float, np.float64, np.float32):
@@ -482,7 +493,8 @@ class ExpressionNormalizer:
         if target is call_method or target is call_value or builds_structure(target):
             pass  # bound by the kinds stage (structure_access)
         elif isinstance(target, LocalFunction) or (
-                isinstance(fn, types.FunctionType) and (node.keywords or _omits_defaults(fn))):
+                isinstance(fn, types.FunctionType) and (node.keywords or _omits_defaults(fn))
+                and not _has_rule(fn, node)):
             params = fn.params if isinstance(target, LocalFunction) else list(
                 inspect.signature(fn).parameters)
             defaults = dict(target.defaults) if isinstance(target, LocalFunction) else {
@@ -512,8 +524,29 @@ class ExpressionNormalizer:
                         for k in node.keywords]
             return args, keywords
         args = [self.atom(a) for a in node.args]
-        keywords = [keyword(k.arg, self.atom(k.value)) for k in node.keywords]
+        keywords = [keyword(k.arg, self.dtype_name(k.value) if k.arg == "dtype"
+                            else self.atom(k.value)) for k in node.keywords]
         return args, keywords
+
+    def dtype_name(self, node: gast.expr) -> gast.expr:
+        """A ``dtype=`` argument naming a type (``np.float32``, ``float``, a ``np.dtype``,
+        ``"float32"``) as NumPy's name of the dtype (``'float32'``), which generated code
+        passes on and Numba reads; complex dtypes are refused; other values are atoms."""
+        try:
+            value = node.value if isinstance(node, gast.Constant) else self.resolve(node)
+        except KeyError:
+            return self.atom(node)
+        if not (isinstance(value, np.dtype | str) or isinstance(value, type) and issubclass(
+                value, float | int | bool | np.generic)):
+            return self.atom(node)
+        try:
+            dtype = np.dtype(value)
+        except TypeError:
+            raise self.error(node, f"{value!r} is not a dtype") from None
+        if dtype.kind not in "biuf":
+            raise self.error(node, f"the dtype {dtype.name} is not supported: s2s_ad "
+                             "differentiates real values only", "use a float, int or bool dtype")
+        return gast.copy_location(const(dtype.name), node)
 
 
 #: The splits: (name, axis ("axis": the call's, default 0; None: hsplit's), equal pieces)
@@ -555,6 +588,12 @@ def _repeated_display(node: gast.expr) -> tuple[list[gast.expr], int] | None:
                 0 <= count.value * len(display.elts) <= _MAX_REPEATED:
             return list(display.elts), count.value
     return None
+
+
+def _has_rule(fn: types.FunctionType, node: gast.Call) -> bool:
+    """A library function written in Python (``np.ones``, ``np.full``) with a rule for
+    this call: the rule binds its keywords (``dtype=``) by name."""
+    return is_library(fn) and lookup(fn, len(node.args)) is not None
 
 
 def _omits_defaults(fn: types.FunctionType) -> bool:
