@@ -311,7 +311,30 @@ def ping_pong(state, coupling):
     return np.sum(front * state)
 
 
+def scratch_view_saved_in_a_branch(signal, flag):
+    total = 0.0
+    if flag > 0.0:
+        buf = np.zeros(3)
+        buf[0:2] = signal[0:2]
+        buf[0:2] = np.sin(buf[0:2])  # the view's value, saved for cos, is then overwritten
+        total = np.sum(buf * buf)
+    else:
+        buf = np.ones(3)
+        total = np.sum(buf)
+    return total
+
+
+def view_of_a_view_written(samples):
+    grid = np.outer(samples, samples)
+    first = np.sum(np.sin(grid))  # the base, read before the write only
+    column = grid[:, 1]
+    column[0] = np.exp(samples[0])
+    return first + np.sum(np.cos(column))
+
+
 SIBLINGS = [
+    (scratch_view_saved_in_a_branch, (np.array([0.3, 0.9, 0.2]), 1.0)),
+    (view_of_a_view_written, (np.array([0.3, 0.9, 0.2]),)),
     (layer_stack, (np.array([[0.2, -0.5], [0.7, 0.1]]), np.array([1.1, 0.8]))),
     (branch_buffer, (np.array([0.4, -0.7, 1.2, 0.9]), 0.0)),
     (early_exit_mirror, (np.array([[0.2, -0.5], [0.7, 0.1]]), 1.3)),
