@@ -22,7 +22,7 @@ from .boundary import lowered_args, passed_globals
 from .compiler.pipeline import STAGES as STAGES  # the stage names `source` takes
 from .compiler.pipeline import Transform, stage_source
 from .compiler.transforms import parsed_function, transform
-from .errors import NonDifferentiableError
+from .errors import ArgumentError, JitError, NonDifferentiableError
 from .kinds import kind_of_value
 from .tape_memory import TapeMemory, argument_bytes, ones_like, read_bytes, residual_bytes
 
@@ -48,6 +48,9 @@ class Explanation:
             lines = [f"{self.function}: runs with Numba ({self.reason})"]
         else:
             lines = [f"{self.function}: runs with Python because {self.reason}"]
+        slower = [name for name, (path, _) in self.entries.items() if path == "python"]
+        if self.path == "numba" and slower:
+            lines.append(f"  but {', '.join(slower)} ran with Python (why below)")
         for name, (path, reason) in self.entries.items():
             lines.append(f"  {name}: {path}" + (f" ({reason})" if reason else ""))
         if self.memory is not None:
@@ -76,12 +79,18 @@ _EXAMPLES = {float: 1.0, int: 1, bool: False, np.float64: np.float64(1.0),
 def _example_args(df: DifferentiableFunction) -> tuple:
     """Arguments standing for any call: by annotation (``float``, ``int``, ``bool``,
     ``np.ndarray``: a 1-d float array), else the default value, else 1.0."""
+    return _examples(df)[0]
+
+
+def _examples(df: DifferentiableFunction) -> tuple[tuple, list[str]]:
+    """:func:`_example_args`, and the parameters taken to be floats for want of an
+    annotation or a default (a guess: they may be arrays)."""
     parsed = parsed_function(df.fn)
     try:
         hints = typing.get_type_hints(df.fn)
     except Exception:  # an annotation that does not evaluate: use the rest
         hints = {}
-    out = []
+    out, guessed = [], []
     for p in parsed.params:
         hint = typing.get_origin(hints.get(p)) or hints.get(p)
         if hint in _EXAMPLES:
@@ -90,7 +99,19 @@ def _example_args(df: DifferentiableFunction) -> tuple:
             out.append(parsed.defaults[p])
         else:
             out.append(1.0)
-    return tuple(out)
+            guessed.append(p)
+    return tuple(out), guessed
+
+
+def _guessed_wrong(df: DifferentiableFunction, guessed: list[str], problem: str
+                   ) -> ArgumentError:
+    """The error of ``explain(f)`` or ``source(f)`` without arguments for a function
+    that has not run, whose parameters ``guessed`` were taken to be floats."""
+    name = getattr(df, "__name__", "f")
+    return ArgumentError(
+        f"{name} has not run yet and its parameters {', '.join(map(repr, guessed))} have "
+        f"no annotation or default, so they were taken to be floats, for which: {problem}; "
+        f"pass example arguments (ad.explain({name}, ...)) or annotate the parameters")
 
 
 def diagnose(f: Callable, *args: Any, **kwargs: Any) -> list[Diagnostic]:
@@ -136,7 +157,13 @@ def _transform_for(f: Callable, args: tuple, kwargs: dict
         args, defaulted = df.bind(args, kwargs)
         return df, df.prepare(args, defaulted), args
     if df.last is None:  # not run yet: arguments typed from annotations, floats otherwise
-        return df, df.prepare(_example_args(df)), ()
+        example, guessed = _examples(df)
+        try:
+            return df, df.prepare(example), ()
+        except NonDifferentiableError as exc:
+            if not guessed:
+                raise
+            raise _guessed_wrong(df, guessed, str(exc)) from None
     return df, df.last, ()
 
 
@@ -179,8 +206,18 @@ def explain(f: Callable, *args: Any, memory: bool = False, **kwargs: Any) -> Exp
     scalar = t.result_kind in ("float", "int", "bool")
     hot = (t.generated.fused if scalar else t.generated.forward).name
     if args or not df.status:
-        df.callable_for(t, hot, lowered_args(t, args or _example_args(df))
-                        + passed_globals(t, t.global_values()))
+        example, guessed = (args, []) if args else _examples(df)
+        try:
+            df.callable_for(t, hot, lowered_args(t, example)
+                            + passed_globals(t, t.global_values()))
+        except JitError as exc:
+            if not guessed:
+                raise
+            raise _guessed_wrong(df, guessed, str(exc)) from None
+        if guessed and df.jit is not False and not t.module.python_only \
+                and df.status[hot][0] == "python":
+            df.status.pop(hot)
+            raise _guessed_wrong(df, guessed, "Numba cannot compile it")
     entries = dict(df.status)
     path, reason = entries.get(hot) or next(iter(entries.values()), ("python", "not run"))
     kept = _tape_memory(df, t, args) if memory and args else None

@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import gast
+import numpy as np
 
 from s2s_ad.errors import Location
 
@@ -53,11 +54,22 @@ class GlobalRead:
         return id(self.namespace), self.name
 
     def value(self) -> Any:
+        """The variable's value now; a list of numbers as a tuple (Numba types a
+        tuple of numbers; the list's items are read again at every call)."""
         try:
-            return self.namespace[self.name]
+            value = self.namespace[self.name]
         except KeyError:
             raise NameError(f"name '{self.name}' is not defined (it was when the "
                             "function was differentiated)") from None
+        return tuple(value) if type(value) is list and numbers_sequence(value) else value
+
+
+def numbers_sequence(value: Any) -> bool:
+    """Whether ``value`` is a tuple or list of plain numbers (module constants such
+    as ``GAINS = [1.0, 2.0]``), read like a number global."""
+    return (type(value) in (tuple, list) and len(value) > 0
+            and all(isinstance(v, bool | int | float | np.integer | np.floating)
+                    for v in value))
 
 
 @dataclass(frozen=True)

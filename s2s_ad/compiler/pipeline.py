@@ -38,6 +38,8 @@ from s2s_ad.compiler.ir import GlobalRead, ParsedFunction
 from s2s_ad.compiler.jit import GeneratedModule
 from s2s_ad.compiler.linking import load_module, load_tangent_module
 from s2s_ad.compiler.normalize import NormalFunction, normalize, split_versions
+from s2s_ad.compiler.normalize.arguments import keep_number_arguments
+from s2s_ad.compiler.normalize.versions import written_and_rebound
 from s2s_ad.compiler.reverse import Generated, reverse
 from s2s_ad.compiler.reverse.context import Linker
 from s2s_ad.compiler.structure_access import lower_structures
@@ -45,7 +47,14 @@ from s2s_ad.compiler.syntax.builders import loaded_names
 from s2s_ad.compiler.syntax.names import Namer
 from s2s_ad.compiler.tuple_arguments import arrays_for_tuples
 from s2s_ad.errors import NonDifferentiableError, ZeroDerivativeWarning
-from s2s_ad.kinds import Kind, StaticKind, holds_structure_kind, is_structure, kind_of_value
+from s2s_ad.kinds import (
+    ArrayKind,
+    Kind,
+    StaticKind,
+    holds_structure_kind,
+    is_structure,
+    kind_of_value,
+)
 
 
 @dataclass(frozen=True)
@@ -215,6 +224,9 @@ def run_stages(parsed: ParsedFunction, arg_kinds: list[Kind], wrt_positions: lis
     """
     if normal is None:
         normal = normalize(parsed)
+    numbers = {p for p, k in zip(normal.params, arg_kinds, strict=True)
+               if not isinstance(k, ArrayKind)}
+    normal.written_params = keep_number_arguments(normal.node, normal.copies, numbers)
     outputs = StageOutputs(parsed.filename)
     outputs.keep("parse", parsed.node)
     outputs.keep("anf", normal.node)
@@ -330,7 +342,8 @@ class _KindsPasses:
     def _split_rebound(self, kinds: dict) -> bool:
         """Split the names rebound to values of another shape into versions; whether any."""
         normal = self.normal
-        rebound = rebound_names(normal.node, kinds, self.arguments, self.callee_kind)
+        rebound = rebound_names(normal.node, kinds, self.arguments, self.callee_kind) \
+            | written_and_rebound(normal.node)
         if not rebound:
             return False
         self.outputs.changing(normal.node)

@@ -22,7 +22,7 @@ import numpy as np
 
 from s2s_ad import runtime
 from s2s_ad.compiler.dependencies import note_attribute
-from s2s_ad.compiler.ir import GlobalRead, LocalFunction
+from s2s_ad.compiler.ir import GlobalRead, LocalFunction, numbers_sequence
 from s2s_ad.compiler.primitives import LIBRARY_MODULES, is_library
 from s2s_ad.compiler.structure_layout import builds_structure, call_method, call_value
 from s2s_ad.compiler.syntax.annotations import callee_of, set_attribute, set_callee, set_method
@@ -116,7 +116,7 @@ class ExpressionNormalizer:
             raise self.error(node, "attribute reads on values are not supported yet",
                              "read the field into a variable outside the function") from None
         if isinstance(node, gast.Name) and (isinstance(value, (np.ndarray, bool, *_NUMBER))
-                                            or is_structure(value)):
+                                            or is_structure(value) or numbers_sequence(value)):
             return load(self.global_read(node.id))
         if isinstance(value, bool | type(None) | str) or isinstance(value, _NUMBER):
             return const(value.item() if isinstance(value, np.generic) else value)
@@ -141,7 +141,8 @@ class ExpressionNormalizer:
                              "leave out dtype= (arrays here are float64) and convert with "
                              ".astype(...) or np.float32(...) where needed")
         raise self.error(node, f"a {type(value).__name__} cannot be used as a value here",
-                         "only numbers, strings and None are read from globals")
+                         "only numbers, strings, None and tuples or lists of numbers are "
+                         "read from globals")
 
     def global_read(self, source: str) -> str:
         """The generated name of the global (or closure) variable ``source``: an extra

@@ -77,6 +77,7 @@ class NormalFunction:
     hidden: dict[str, GlobalRead] = field(default_factory=dict)  # globals read at each call
     temps: set[str] = field(default_factory=set)  # names normalization introduced
     written_params: list[str] = field(default_factory=list)  # argument arrays it writes
+    copies: dict[str, str] = field(default_factory=dict)  # written parameter -> its copy
     return_flag: str | None = None  # set by an early return (``if not flag:`` skips)
 
     @property
@@ -481,4 +482,4 @@ def normalize(parsed: ParsedFunction) -> NormalFunction:
     return NormalFunction(parsed=parsed, node=result, namer=norm.namer,
                           locals=norm.locals | set(parsed.params), externals=norm.externals,
                           hidden=norm.hidden, temps=norm.temps,
-                          written_params=list(copies), return_flag=return_flag)
+                          written_params=list(copies), copies=copies, return_flag=return_flag)

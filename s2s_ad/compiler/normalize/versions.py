@@ -10,7 +10,9 @@ read the newest version.  So does a rebinding in a branch when the name is not
 read after the branch (the code after an early return sits in such a branch).
 Otherwise, inside a loop or a branch, a name keeps the version current when the
 statement starts, since values flow around loops and out of branches under one
-name.
+name.  Arrays written item by item and bound more than once are split the same
+way (:func:`written_and_rebound`): each version is then one array, whose
+overwritten items the pullback can restore (``m = m[:, ::-1]; m[0, 0] = v``).
 
 >>> import gast
 >>> from s2s_ad.compiler.syntax.names import Namer
@@ -90,6 +92,21 @@ class _Splitter:
         return any(isinstance(s, gast.Assign) and _target_name(s) == self.return_flag
                    and isinstance(s.value, gast.Constant) and s.value.value is True
                    for s in branch)
+
+
+def written_and_rebound(fdef: gast.FunctionDef) -> set[str]:
+    """The variables whose items ``fdef`` writes (``a[i] = v``) that are bound more
+    than once (a parameter's argument counts as a binding)."""
+    written: set[str] = set()
+    bindings = {a.id: 1 for a in fdef.args.args}
+    for node in gast.walk(fdef):
+        if isinstance(node, gast.Subscript) and isinstance(node.ctx, gast.Store) \
+                and isinstance(node.value, gast.Name):
+            written.add(node.value.id)
+        elif isinstance(node, gast.Assign) and isinstance(node.targets[0], gast.Name):
+            name = node.targets[0].id
+            bindings[name] = bindings.get(name, 0) + 1
+    return {name for name in written if bindings.get(name, 0) > 1}
 
 
 def _live(stmts: list[gast.stmt], live_out: set[str], skipped: set[str]) -> set[str]:

@@ -12,6 +12,7 @@ import numpy as np
 
 from s2s_ad.compiler.primitives import classify
 from s2s_ad.compiler.reverse.context import Context
+from s2s_ad.compiler.reverse.order import Order
 from s2s_ad.compiler.syntax.annotations import callee_of
 from s2s_ad.kinds import ArrayKind, Kind
 from s2s_ad.rules import returns_view
@@ -47,10 +48,11 @@ def _view_base(op: gast.expr) -> str | None:
     return base.id if isinstance(base, gast.Name) else None
 
 
-def sharing(cx: Context, name: str) -> list[str]:
+def sharing(cx: Context, name: str, temps: bool = False) -> list[str]:
     """The user's variables that may share memory with the array ``name``: views,
     copies of the reference, tuples holding it (and items taken from them), and
-    results of calls it is passed to (a function may return its argument)."""
+    results of calls it is passed to (a function may return its argument); with
+    ``temps``, the normal form's temporaries too."""
     parent: dict[str, str] = {}
 
     def root(v: str) -> str:
@@ -66,8 +68,18 @@ def sharing(cx: Context, name: str) -> list[str]:
                 parent[root(target)] = root(source)
     group = root(name)
     return sorted(v for v in set(parent) | set(parent.values())
-                  if v != name and root(v) == group and v not in cx.norm.temps
+                  if v != name and root(v) == group and (temps or v not in cx.norm.temps)
                   and _holds_memory(cx.kinds.get(v)))
+
+
+def scratch_views(cx: Context) -> set[str]:
+    """The variables (temporaries included) that may share memory with a scratch
+    array (see ``Context.scratch``): saved as copies, like the scratch arrays, since
+    nothing restores what a later write changes."""
+    if cx.scratch_views is None:
+        cx.scratch_views = {v for name in cx.scratch for v in sharing(cx, name, temps=True)
+                            if v not in cx.scratch}
+    return cx.scratch_views
 
 
 def _holds_memory(kind: Kind | None) -> bool:
@@ -86,3 +98,32 @@ def _referenced(op: gast.expr) -> list[str]:
     if isinstance(op, gast.Call) and classify(op).shares_operands:
         return [a.id for a in op.args if isinstance(a, gast.Name)]
     return []
+
+
+def aliases_at(cx: Context, order: Order, name: str, s: gast.stmt,
+               since: gast.stmt | None = None) -> list[str]:
+    """The variables that may share memory with ``name`` when ``s`` runs: the groups of
+    :func:`sharing`, built only from the assignments that may run before ``s`` (after
+    ``since``, the allocation of the array ``s`` sees, on the same pass)."""
+    parent: dict[str, str] = {}
+
+    def root(v: str) -> str:
+        while parent.get(v, v) != v:
+            v = parent[v]
+        return v
+
+    for t in order.statements:
+        if not (isinstance(t, gast.Assign) and isinstance(t.targets[0], gast.Name)):
+            continue
+        if t is s or not (order.between(since, t, s) if since is not None
+                          else order.before(t, s)):
+            continue
+        target = t.targets[0].id
+        if not _holds_memory(cx.kinds.get(target)):
+            continue
+        for source in _referenced(t.value):
+            if _holds_memory(cx.kinds.get(source)):
+                parent[root(target)] = root(source)
+    group = root(name)
+    return sorted(v for v in set(parent) | set(parent.values())
+                  if v != name and root(v) == group and _holds_memory(cx.kinds.get(v)))

@@ -14,9 +14,10 @@ import numpy as np
 
 from s2s_ad.compiler.primitives import Primitive
 from s2s_ad.compiler.reverse import saving
-from s2s_ad.compiler.reverse.aliasing import definitions, is_view, sharing
+from s2s_ad.compiler.reverse.aliasing import aliases_at, definitions, is_view, sharing
 from s2s_ad.compiler.reverse.context import Context, Where
 from s2s_ad.compiler.reverse.held import refuse_write_into_held
+from s2s_ad.compiler.reverse.order import Order, live_after
 from s2s_ad.compiler.syntax.annotations import callee_of, set_line
 from s2s_ad.compiler.syntax.builders import (
     assign,
@@ -174,7 +175,7 @@ def write_item(cx: Context, s: gast.Assign, where: Where) -> tuple[list, list]:
     pops: list[gast.stmt] = []
     index = index_reads(cx, target.slice, where, fwd, pops)
     item_kind = kind_of_item(cx, name, target.slice)
-    if name not in cx.norm.params and read_by_items_only(cx, name):
+    if name not in cx.norm.params and not sharing(cx, name) and read_by_items_only(cx, name):
         # the pullback never reads the array's values (item reads are saved where
         # they happen), so nothing is saved to restore it
         rev = list(pops)
@@ -244,10 +245,7 @@ def write_scratch(cx: Context, s: gast.Assign, where: Where) -> tuple[list, list
     zeroes it (nothing to do while ``d_tmp`` is still empty)."""
     target = s.targets[0]
     name = target.value.id
-    for other in sharing(cx, name):
-        raise NonDifferentiableError(
-            f"writing into '{name}' while '{other}' views or aliases it is not "
-            "supported", cx.norm.parsed.location(s), f"give '{other}' a copy: np.copy({name})")
+    check_scratch_writable(cx, name, s)
     fwd: list[gast.stmt] = []
     pops: list[gast.stmt] = []
     if not cx.activity.active(name):
@@ -271,6 +269,26 @@ def write_scratch(cx: Context, s: gast.Assign, where: Where) -> tuple[list, list
     return fwd + [s], [cx.header()] + pops + [if_stmt(test, body, [])]
 
 
+def check_scratch_writable(cx: Context, name: str, s: gast.Assign) -> None:
+    """Refuse a write into a scratch array that another variable sees when it runs.
+
+    Its values are saved as copies where the array is read, and nothing is restored:
+    a variable that may hold the array's memory at the write (made from it since the
+    array was allocated afresh: ``prev = cur`` after the writes is not) may not be
+    read after the write.  Its reads before it are saved as copies
+    (``aliasing.scratch_views``)."""
+    order = Order(cx.norm.node.body)
+    since = order.allocation(name, s)
+    where = cx.norm.parsed.location(s)
+    for other in aliases_at(cx, order, name, s, since):
+        refuse_foreign_memory(cx, name, other, where)
+        if live_after(order, other, s):
+            raise NonDifferentiableError(
+                f"writing into '{name}' while '{other}' views or aliases it is not "
+                f"supported: '{other}' is read after the write, which changes it",
+                where, f"give '{other}' a copy: np.copy({name})")
+
+
 def materialized(cx: Context, d_x: str, like: gast.expr, name: str, where: Where
                  ) -> list[gast.stmt]:
     """``d_x`` made a full array before item updates: allocated when the pullback
@@ -284,21 +302,40 @@ def materialized(cx: Context, d_x: str, like: gast.expr, name: str, where: Where
 
 
 def check_writable(cx: Context, name: str, s: gast.Assign) -> None:
-    """Refuse a write that could change memory another variable sees."""
+    """Refuse a write that could change memory another variable sees.
+
+    The pullback restores the items a write overwrote, in the one array the name
+    holds (so the name must be bound once), before it reads any earlier value: every
+    value saved by reference, views included, is then the value the forward pass
+    saw.  What it cannot restore is a derivative: another variable that holds the
+    same memory when the write runs and is read after it would see the new items,
+    and its cotangent would not reach the written value."""
     where = cx.norm.parsed.location(s)
     bound = [d for d in definitions(cx.norm.node.body) if d[0] == name]
     if name not in cx.stable or len(bound) != 1:
         raise NonDifferentiableError(
-            f"writing into '{name}', which is assigned more than once, is not supported",
-            where, f"allocate '{name}' once (e.g. {name} = np.zeros(n)) and write into it")
-    if is_view(bound[0][1]):
+            f"writing into '{name}', which is assigned more than once (in a loop or a "
+            "branch), is not supported: the pullback restores the overwritten items "
+            "into one array", where,
+            f"allocate '{name}' once (e.g. {name} = np.zeros(n)) and write into it, or "
+            f"allocate it afresh (np.zeros) on each pass")
+    order = Order(cx.norm.node.body)
+    for other in aliases_at(cx, order, name, s):
+        refuse_foreign_memory(cx, name, other, where)
+        if live_after(order, other, s):
+            raise NonDifferentiableError(
+                f"writing into '{name}' while '{other}' views or aliases it is not "
+                f"supported: '{other}' is read after the write, which changes it",
+                where, f"build '{other}' from a copy of '{name}' (np.copy({name}))")
+
+
+def refuse_foreign_memory(cx: Context, name: str, other: str, where) -> None:
+    """Refuse a write into the memory of an argument or a global array."""
+    if other in cx.norm.params or other in cx.hidden or other in cx.externals:
         raise NonDifferentiableError(
-            f"writing into '{name}', which may share memory with another array, is not "
-            "supported", where, f"write into a copy: {name} = np.copy(...)")
-    for other in sharing(cx, name):
-        raise NonDifferentiableError(
-            f"writing into '{name}' while '{other}' views or aliases it is not "
-            "supported", where, f"build '{other}' from a copy of '{name}' (np.copy({name}))")
+            f"writing into '{name}', which may share memory with '{other}' (an argument "
+            "or a global), would change the caller's array", where,
+            f"write into a copy: {name} = np.copy(...)")
 
 
 def check_in_place(cx: Context, name: str, s: gast.Assign) -> None:

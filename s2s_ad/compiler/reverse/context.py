@@ -20,6 +20,7 @@ from s2s_ad.compiler.activity import Activity
 from s2s_ad.compiler.ir import GlobalRead
 from s2s_ad.compiler.normalize import NormalFunction
 from s2s_ad.compiler.primitives import Primitive
+from s2s_ad.compiler.reverse.order import Order
 from s2s_ad.compiler.syntax.annotations import callee_of, set_line
 from s2s_ad.compiler.syntax.builders import (
     add,
@@ -130,6 +131,7 @@ class Context:
     hidden: dict[str, GlobalRead] = field(default_factory=dict)  # extra parameters
     line: int | None = None
     scratch: set[str] = field(default_factory=set)  # arrays allocated again and written
+    scratch_views: set[str] | None = None  # what may share their memory (aliasing.py)
     unwritten: set[str] | None = None  # arrays whose items never change (recompute.py)
     full_cotangents: set[str] = field(default_factory=set)  # allocated when pullback starts
     # saves already made (saving.py): (id of the Where, name, binding version) ->
@@ -261,20 +263,39 @@ ALLOCATORS = (np.zeros, np.ones, np.empty, np.full, np.zeros_like, np.ones_like,
 
 def scratch_arrays(norm: NormalFunction, stable: set[str]) -> set[str]:
     """Arrays written item by item that are bound more than once, each time to a new
-    array (``tmp = np.zeros(k)`` inside a loop): every binding is its own memory, so
-    the pullback keeps copies of their values instead of restoring overwritten items.
+    array (``tmp = np.zeros(k)`` or ``new = old * 1.0`` inside a loop), or bound
+    to a new array before each write on the same pass (``prev, cur = cur, prev``
+    after the writes does not matter):
+    every array written is its own memory, so the pullback keeps copies of their
+    values instead of restoring overwritten items.
     """
-    written, bindings = set(), {}
-    for node in gast.walk(norm.node):
-        if isinstance(node, gast.Subscript) and isinstance(node.ctx, gast.Store) \
-                and isinstance(node.value, gast.Name):
-            written.add(node.value.id)
-        elif isinstance(node, gast.Assign) and isinstance(node.targets[0], gast.Name):
-            bindings.setdefault(node.targets[0].id, []).append(node.value)
-    return {name for name in written - stable - set(norm.params)
-            if name in bindings and all(isinstance(v, gast.Call) and
-                                        callee_of(v) in ALLOCATORS
-                                        for v in bindings[name])}
+    order = Order(norm.node.body)
+    writes: dict[str, list[gast.stmt]] = {}
+    for s in order.statements:
+        if isinstance(s, gast.Assign) and isinstance(s.targets[0], gast.Subscript) \
+                and isinstance(s.targets[0].value, gast.Name):
+            writes.setdefault(s.targets[0].value.id, []).append(s)
+    bindings: dict[str, list[gast.expr]] = {}
+    for s in order.statements:
+        if isinstance(s, gast.Assign) and isinstance(s.targets[0], gast.Name):
+            bindings.setdefault(s.targets[0].id, []).append(s.value)
+    return {name for name, at in writes.items()
+            if name not in stable and name not in norm.params and name in bindings
+            and (all(map(_new_array, bindings[name]))
+                 or all(_fresh_before(order, name, s) for s in at))}
+
+
+def _fresh_before(order: Order, name: str, s: gast.stmt) -> bool:
+    """Whether the array the write ``s`` into ``name`` sees is a new one."""
+    bound = order.allocation(name, s)
+    return bound is not None and _new_array(bound.value)
+
+
+def _new_array(value: gast.expr) -> bool:
+    """Whether ``value`` is always a new array: an allocator's, or an arithmetic
+    operator's (``x * 1.0``; the generated code rebinds for ``y *= s`` too)."""
+    return isinstance(value, gast.BinOp | gast.UnaryOp) or (
+        isinstance(value, gast.Call) and callee_of(value) in ALLOCATORS)
 
 
 def stable_names(norm: NormalFunction) -> set[str]:

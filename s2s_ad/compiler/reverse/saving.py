@@ -12,6 +12,7 @@ import copy
 import gast
 
 from s2s_ad.compiler.reverse import recompute
+from s2s_ad.compiler.reverse.aliasing import scratch_views
 from s2s_ad.compiler.reverse.context import Block, CalleeLink, Context, Loop, Where
 from s2s_ad.compiler.syntax.annotations import set_line
 from s2s_ad.compiler.syntax.builders import (
@@ -37,14 +38,17 @@ def save(cx: Context, atom: gast.expr, where: Where, reference: bool = False
          ) -> tuple[list[gast.stmt], list[gast.stmt], gast.expr]:
     """(forward statements, pullback statements, pullback expression) for a value.
 
-    A scratch array (see ``Context.scratch``) is saved as a copy of its contents
-    now, unless only a ``reference`` is needed (for its shape)."""
+    A scratch array (see ``Context.scratch``), or a variable that may share its
+    memory, is saved as a copy of its contents now, unless only a ``reference`` is
+    needed (for its shape)."""
     if not isinstance(atom, gast.Name):
         return [], [], atom
     name, kind = atom.id, cx.kind(atom)
     again = recompute.lookup(cx, name, where.loop)
     if again is not None:
         return [], [], again
+    if name in scratch_views(cx) and not reference and not _in_block(name, kind, where):
+        return _save_copy(cx, name, kind, where)
     if name in cx.stable:
         cx.residual(name, kind)
         return [], [], load(name)
