@@ -40,7 +40,9 @@ RENAMED = {runtime.new_list: "List", np.amax: "np.max", np.amin: "np.min",
            # SciPy has no emitted name (its rules compute through runtime helpers)
            **{getattr(scipy.linalg, n): f"scipy.linalg.{n}" for n in (
                "solve_triangular", "cholesky", "cho_factor", "cho_solve", "expm")},
-           **{getattr(scipy.linalg, n): f"np.linalg.{n}" for n in ("det", "inv", "solve")}}
+           **{getattr(scipy.linalg, n): f"np.linalg.{n}" for n in ("det", "inv", "solve")},
+           # np.row_stack is another name of np.vstack (gone from NumPy 2.x releases)
+           **({np.row_stack: "np.vstack"} if hasattr(np, "row_stack") else {})}
 
 
 def _calls():
