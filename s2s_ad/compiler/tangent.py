@@ -75,7 +75,7 @@ from s2s_ad.compiler.syntax.names import module_function_name
 from s2s_ad.errors import NonDifferentiableError
 from s2s_ad.kinds import ArrayKind, Kind, ListKind
 from s2s_ad.rules.registry import lookup, parse_template
-from s2s_ad.rules.tangent_rules import LINEAR, tangent_form
+from s2s_ad.rules.tangent_rules import LINEAR, TANGENTS, tangent_form
 
 NUMBERS = ("float", "int", "bool")
 
@@ -272,13 +272,19 @@ class TangentPass:
                 continue
             param = rule.params[pos]
             form, text = tangent_form(rule, param, scalars, prim.callee)
+            if prim.callee in TANGENTS and getattr(kinds[0], "ndim", 2) != 2:
+                raise NonDifferentiableError(
+                    f"forward mode: {rule.emit} of a stack of matrices is not supported yet",
+                    self.location(s), "use reverse mode, or loop over the matrices")
             if form == "none":
                 raise NonDifferentiableError(
                     f"forward mode: {rule.emit} has no tangent rule yet", self.location(s),
                     "use reverse mode (ad.gradient) for this function")
             if form == "linear":
-                terms.append(self.linear_term(s, atom))
+                terms.append(self.linear_term(s, [atom]))
                 continue
+            if form == "jointly linear":
+                return self.linear_term(s, [a for _, a in prim.differentiable_operands()])
             if form == "reduction":
                 terms.append(self.reduction_term(s, result, prim, rule, atom, text))
                 continue
@@ -298,9 +304,14 @@ class TangentPass:
             return call("rt.broadcast_tangent", total, load(result))
         return total
 
-    def linear_term(self, s: gast.Assign, operand: gast.expr) -> gast.expr:
-        """The call of ``s`` with ``operand`` (that node) replaced by its tangent."""
-        replaced = _replace_node(s.value, operand, load(self.tangent(operand.id)))
+    def linear_term(self, s: gast.Assign, operands: list[gast.expr]) -> gast.expr:
+        """The call of ``s`` with each of ``operands`` (those nodes) replaced by its
+        tangent (a zero when it has none)."""
+        replaced = s.value
+        for operand in operands:
+            tangent = load(self.tangent(operand.id)) if self.carries(operand) else \
+                self.zero_like(operand, self.cx.kind(operand))
+            replaced = _replace_node(replaced, operand, tangent)
         return calls.primal_stmt(self.cx, assign("_", replaced)).value
 
     def reduction_term(self, s: gast.Assign, result: str, prim: RuleOp, rule,

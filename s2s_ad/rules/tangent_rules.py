@@ -43,13 +43,17 @@ LINEAR = {
     builtins.sum,
 }
 
+#: Functions linear in all their operands at once, not in each: the tangent of
+#: ``np.append(a, b)`` is ``np.append(t_a, t_b)`` (a zero for an operand without one).
+JOINTLY_LINEAR = {np.append}
+
 #: Operators linear in each operand (``a @ b``), by the rule's emitted name.
 LINEAR_OPERATORS = {"@"}
 
 #: Reductions along an axis whose output depends only on its own slice (max, min, prod,
 #: norms): ``J t = sum(J^T(ones) * t)`` over the reduced axes, with the pullback's own
 #: convention at ties, so forward and reverse mode agree everywhere.
-SLICE_REDUCTIONS = {np.max, np.min, np.amax, np.amin, np.prod, np.linalg.norm}
+SLICE_REDUCTIONS = {np.max, np.min, np.amax, np.amin, np.prod, np.linalg.norm, np.var, np.std}
 
 #: Explicit tangent templates, ``{function: {parameter: template}}`` (``g`` is the
 #: operand's tangent, as in the adjoint templates, so one notation serves both).
@@ -65,13 +69,15 @@ TANGENTS = {
 
 
 def _optional_linear() -> set:
-    """Functions that are linear but may not be in every NumPy version (``np.pad`` is
-    not here: with ``constant_values`` it is affine, and its tangent pads with zeros)."""
+    """Functions that are linear but may not be in every NumPy version (``np.pad``
+    without ``constant_values``, the only form its rule takes, pads with zeros)."""
     names = ("row_stack", "trace", "diagonal", "diff", "flip", "roll", "squeeze",
              "expand_dims", "swapaxes", "moveaxis", "broadcast_to", "tile", "repeat",
              "tensordot", "inner", "kron", "vdot", "real", "conj", "conjugate", "tril", "triu",
-             "diag", "rot90", "flipud", "fliplr", "rollaxis", "append", "cumsum")
-    return {getattr(np, n) for n in names if hasattr(np, n)}
+             "diag", "rot90", "flipud", "fliplr", "rollaxis", "cumsum", "pad")
+    helpers = ("section",)  # a piece of np.split and its kin
+    return {getattr(np, n) for n in names if hasattr(np, n)} | {
+        getattr(runtime, n) for n in helpers if hasattr(runtime, n)}
 
 
 LINEAR |= _optional_linear()
@@ -80,7 +86,8 @@ LINEAR |= _optional_linear()
 def tangent_form(rule: Rule, param: str, scalars: bool, callee=None) -> tuple[str, str | None]:
     """How forward mode computes the tangent contribution of ``param`` of ``rule``:
     ``("template", text)`` (``g`` standing for the tangent), ``("linear", None)`` (the
-    call with the operand replaced by its tangent), ``("reduction", text)`` (``text``
+    call with the operand replaced by its tangent), ``("jointly linear", None)`` (the call
+    with every operand replaced by its tangent), ``("reduction", text)`` (``text``
     the adjoint template: see ``SLICE_REDUCTIONS``) or ``("none", None)``.
 
     ``scalars``: every operand and the result are numbers (a 1x1 Jacobian).
@@ -93,6 +100,8 @@ def tangent_form(rule: Rule, param: str, scalars: bool, callee=None) -> tuple[st
         return "template", rule.adjoints[param]
     if (callee is not None and callee in LINEAR) or rule.emit in LINEAR_OPERATORS:
         return "linear", None
+    if callee is not None and callee in JOINTLY_LINEAR:
+        return "jointly linear", None
     if callee is not None and callee in SLICE_REDUCTIONS and param in rule.adjoints:
         return "reduction", rule.adjoints[param]
     return "none", None
