@@ -307,11 +307,9 @@ class TangentPass:
     def linear_term(self, s: gast.Assign, operands: list[gast.expr]) -> gast.expr:
         """The call of ``s`` with each of ``operands`` (those nodes) replaced by its
         tangent (a zero when it has none)."""
-        replaced = s.value
-        for operand in operands:
-            tangent = load(self.tangent(operand.id)) if self.carries(operand) else \
-                self.zero_like(operand, self.cx.kind(operand))
-            replaced = _replace_node(replaced, operand, tangent)
+        tangents = {id(o): load(self.tangent(o.id)) if self.carries(o) else
+                    self.zero_like(o, self.cx.kind(o)) for o in operands}
+        replaced = _replace_nodes(s.value, tangents)
         return calls.primal_stmt(self.cx, assign("_", replaced)).value
 
     def reduction_term(self, s: gast.Assign, result: str, prim: RuleOp, rule,
@@ -386,17 +384,17 @@ class TangentPass:
         return const(0.0)
 
 
-def _replace_node(tree: gast.expr, old: gast.expr, new: gast.expr) -> gast.expr:
-    """A copy of ``tree`` with the node ``old`` (by identity) replaced by ``new``."""
-    if tree is old:
-        return new
+def _replace_nodes(tree: gast.expr, new: dict[int, gast.expr]) -> gast.expr:
+    """A copy of ``tree`` with each node whose ``id`` is a key of ``new`` replaced."""
+    if id(tree) in new:
+        return new[id(tree)]
     node = copy.copy(tree)
     for field in tree._fields:
         value = getattr(tree, field, None)
         if isinstance(value, gast.AST):
-            setattr(node, field, _replace_node(value, old, new))
+            setattr(node, field, _replace_nodes(value, new))
         elif isinstance(value, list):
-            setattr(node, field, [_replace_node(v, old, new) if isinstance(v, gast.AST) else v
+            setattr(node, field, [_replace_nodes(v, new) if isinstance(v, gast.AST) else v
                                   for v in value])
     return node
 
