@@ -242,3 +242,9 @@ dict_in_a_lambda = lambda x: {0: x}[0] * 2.0  # <- here
 
 def uses_undefined_name(x):
     return x * undefined_function(x)  # noqa: F821  # <- here
+
+
+def returns_a_number_or_an_array(x, values):
+    if x < 0.0:
+        return 0.0
+    return values * x  # <- here

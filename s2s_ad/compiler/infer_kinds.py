@@ -303,6 +303,40 @@ def refuse_mixed_structures(fdef: gast.FunctionDef, kinds: dict[str, Kind],
                     "their static fields on every path, or use two variables")
 
 
+def refuse_mixed_returns(fdef: gast.FunctionDef, kinds: dict[str, Kind],
+                         callee_kind: CalleeKind, locate: Any) -> None:
+    """Refuse a function whose returns give values of different shapes (a number on one
+    path, an array on another): the result of generated code has one kind, and the
+    cotangent it is given must match it."""
+    ret = fdef.body[-1].value
+    if not isinstance(ret, gast.Name):
+        return
+    state = _Kinds(dict(kinds), callee_kind)
+    first = None
+    for node in gast.walk(fdef):
+        if isinstance(node, gast.Assign) and isinstance(node.targets[0], gast.Name) \
+                and node.targets[0].id == ret.id:
+            shape = _shape(state.op(node.value))
+            if shape is None:
+                continue
+            if first is None:
+                first = shape
+            elif shape != first:
+                raise NonDifferentiableError(
+                    f"this returns {_shape_text(shape)}, another return "
+                    f"{_shape_text(first)}: a differentiated function returns one kind of "
+                    "value", locate(node), "return the same kind on every path (for "
+                    "example np.full(shape, value) instead of a number)")
+
+
+def _shape_text(shape: Any) -> str:
+    if shape == "number":
+        return "a number"
+    kind, detail = shape
+    return {"array": f"an array of {detail} dimensions", "tuple": f"a tuple of {detail} items",
+            "structure": "a structure"}[kind]
+
+
 def _holds_unknown(kind: Kind | None) -> bool:
     """Whether ``kind`` is, or holds (a structure in a dict, ...), the 'unknown' kind."""
     if isinstance(kind, tuple):

@@ -30,6 +30,7 @@ from s2s_ad.compiler.emit import function_source
 from s2s_ad.compiler.infer_kinds import (
     infer_kinds,
     rebound_names,
+    refuse_mixed_returns,
     refuse_mixed_structures,
     refuse_unknown_result,
     result_kind,
@@ -336,6 +337,8 @@ class _KindsPasses:
         """The kinds stage: a result of unknown kind is refused."""
         refuse_unknown_result(self.normal.node, self.kinds, self.callee_kind,
                               self.normal.parsed.location)
+        refuse_mixed_returns(self.normal.node, self.kinds, self.callee_kind,
+                             self.normal.parsed.location)
         self.outputs.keep("kinds", self.normal.node, _kind_lines(self.kinds))
         return self.kinds
 

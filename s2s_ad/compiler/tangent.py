@@ -55,6 +55,7 @@ from s2s_ad.compiler.syntax.annotations import line_of, set_line
 from s2s_ad.compiler.syntax.builders import (
     assign,
     assignment,
+    attribute,
     binop,
     call,
     call_node,
@@ -367,8 +368,7 @@ class TangentPass:
         if isinstance(kind, ListKind) and kind.element == "float" and \
                 self.cx.kind(value) in ("int", "bool"):
             item = const(0.0)
-        node = expr_stmt(call_node(gast.Attribute(value=load(self.tangent(items.id)),
-                                                  attr="append", ctx=gast.Load()), [item]))
+        node = expr_stmt(call_node(attribute(load(self.tangent(items.id)), "append"), [item]))
         set_line(node, self.line)
         return node
 

@@ -10,6 +10,7 @@ import math
 from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
 import pytest
 import refused_constructs as rc
 
@@ -68,6 +69,9 @@ REFUSALS = [
     Refusal(
         rc.uses_undefined_name, "undefined_function", "name 'undefined_function' is not defined"
     ),
+    Refusal(rc.returns_a_number_or_an_array, "return",
+            "this returns an array of 1 dimensions, another return a number",
+            (1.0, np.ones(2))),
 ]
 
 
