@@ -34,8 +34,10 @@ from s2s_ad.rules.result_kinds import floats
 from s2s_ad.testing import check_grads
 
 # emitted names that are not the object's own: List() is how Numba spells a typed list,
-# and np.amax/np.amin are other names of np.max/np.min (their rule is np.max's)
-RENAMED = {runtime.new_list: "List", np.amax: "np.max", np.amin: "np.min"}
+# and np.amax/np.amin are other names of np.max/np.min (their rule is np.max's), as
+# np.row_stack is of np.vstack (NumPy 2 deprecates it)
+RENAMED = {runtime.new_list: "List", np.amax: "np.max", np.amin: "np.min",
+           **({np.row_stack: "np.vstack"} if hasattr(np, "row_stack") else {})}
 
 
 def _calls():
@@ -74,7 +76,8 @@ def test_views_are_the_rules_that_say_so():
                      np.atleast_3d,
                      # issue 23: NumPy returns views of the operand (diag/diagonal: read-only)
                      np.moveaxis, np.swapaxes, np.rollaxis, np.squeeze, np.expand_dims,
-                     np.flip, np.flipud, np.fliplr, np.rot90, np.diag, np.diagonal}
+                     np.flip, np.flipud, np.fliplr, np.rot90, np.diag, np.diagonal,
+                     runtime.section}
     assert all(returns_view(v) for v in views)
     assert not any(returns_view(f) for f in (np.copy, np.sum, np.sin, None))
 

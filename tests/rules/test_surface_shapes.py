@@ -459,6 +459,31 @@ def unequal_split(samples):
     return np.sum(left * right)
 
 
+# ---- np.gradient, np.select ---------------------------------------------------------------
+def slope(samples):
+    return np.gradient(samples)
+
+
+def slope_spaced(image, spacing):
+    return np.gradient(image, spacing, axis=1) * image
+
+
+def slope_last_axis(volume):
+    return np.gradient(volume, 0.5, axis=-1)
+
+
+def piecewise(image):
+    return np.select([image > 0.5, image < -0.5], [image * 2.0, image ** 2], 0.0)
+
+
+def piecewise_default(image, level):
+    return np.select((image > 0.2,), (np.sin(image),), level * image)
+
+
+def piecewise_number_choice(image, level):
+    return np.select([image > 0.0, image < -0.3], [level, image], default=level * 2.0)
+
+
 PYTHON_CASES = [
     (channels_last, cube), (moved_pair, cube), (swapped, cube), (swapped_method, grid),
     (rolled_axis, cube), (rolled_axis_start, cube), (transposed_axes, cube),
@@ -482,6 +507,8 @@ PYTHON_CASES = [
     (halves_product, grid), (split_at_indices, signal), (split_negative_axis, cube),
     (uneven_thirds, signal), (rows_split, grid), (columns_split, grid), (vector_hsplit, signal),
     (depth_split, cube),
+    (slope, signal), (slope_spaced, grid, 0.7), (slope_last_axis, cube), (piecewise, grid),
+    (piecewise_default, grid, 0.4), (piecewise_number_choice, grid, -0.6),
 ]
 
 NUMBA_CASES = [
@@ -491,7 +518,7 @@ NUMBA_CASES = [
     (repeated_rows, grid), (tiled, grid), (rolled_two_axes, cube), (padded_reflect, grid),
     (padded_edge, cube), (appended_rows, grid), (hstack_of_rows, cube),
     (column_stack_of_rows, grid), (split_at_indices, signal), (uneven_thirds, signal),
-    (columns_split, grid),
+    (columns_split, grid), (slope_spaced, grid, 0.7), (piecewise_default, grid, 0.4),
 ]
 
 
@@ -499,16 +526,16 @@ NUMBA_CASES = [
 
 @pytest.mark.parametrize("case", PYTHON_CASES, ids=_name)
 def test_python_path(case):
-    fn, arg = case
-    check_grads(fn, arg, paths=("python",))
-    value = ad.value_with_pullback(ad.differentiable(fn, jit=False), arg.copy())[0]
-    np.testing.assert_allclose(value, fn(arg.copy()), rtol=1e-13)
+    fn, *args = case
+    check_grads(fn, *args, paths=("python",))
+    value = ad.value_with_pullback(ad.differentiable(fn, jit=False), *args)[0]
+    np.testing.assert_allclose(value, fn(*args), rtol=1e-13)
 
 
 @pytest.mark.parametrize("case", NUMBA_CASES, ids=_name)
 def test_numba_path(case):
-    fn, arg = case
-    check_grads(fn, arg)
+    fn, *args = case
+    check_grads(fn, *args)
 
 
 # ---- refusals -----------------------------------------------------------------------------
@@ -528,7 +555,17 @@ def matmul_by_number(matrix):
     return np.matmul(matrix, 2.0)
 
 
+def slope_of_image(image):
+    return np.gradient(image)
+
+
+def slope_second_order(samples):
+    return np.gradient(samples, edge_order=2)
+
+
 @pytest.mark.parametrize(("fn", "arg", "words"), [
+    (slope_of_image, grid, "np.gradient of an array of more than 1 dimension returns one"),
+    (slope_second_order, signal, "np.gradient: only edge_order=1"),
     (matmul_by_number, grid, "matmul: a number is not a matrix"),
     (squeeze_everything, column, "np.squeeze: give the axis"),
     (pad_with_mean, grid, "np.pad: mode must be one of"),
