@@ -747,6 +747,9 @@ rule(np.select, None,
           lambda rng: {**clip_args(M)(rng), "d": unif()(rng)}),  # x away from +-0.5
      Case("np.select-number-choice", "np.select((x > 0.0,), (c,), x)",
           args(x=away(M), c=unif())))
+rule(np.partition, None,
+     Case("np.partition", "np.sum(np.partition(x, 2)[:, :2] ** 2)", args(x=unif((3, 6)))),
+     Case("np.partition-axis0", "np.partition(x, 1, axis=0)[1]", args(x=unif(M))))
 _REARRANGE_CONSTANTS = {
     (np.transpose, 2): {"axes": _CONSTANT},
     (np.moveaxis, None): {"source": _CONSTANT, "destination": _CONSTANT},
@@ -766,6 +769,7 @@ _REARRANGE_CONSTANTS = {
     (np.tensordot, None): {"axes": _CONSTANT},
     (np.gradient, None): {"axis": _CONSTANT, "edge_order": _CONSTANT},
     (np.select, None): {"condlist": "boolean arrays"},
+    (np.partition, None): {"kth": _SHAPE, "axis": _CONSTANT},
     (runtime.section, None): {"sections": _CONSTANT, "i": _INTERNAL, "axis": _CONSTANT,
                               "equal": _INTERNAL},
 }

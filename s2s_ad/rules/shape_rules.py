@@ -4,6 +4,12 @@ table (notation as in math_rules).
 Rules marked ``view=True`` may return memory of their first argument (the
 reverse pass's aliasing analysis reads it); ``methods`` are the array methods
 that spell them (``x.reshape(...)``).
+
+Subgradients: ``np.partition`` gives each result entry the cotangent of the input
+entry of the same rank along its lane (tied entries matched in order, as a
+stable sort would: the same convention as ``np.sort``), whatever order the
+partition leaves the entries in; Python's NumPy and Numba may leave the entries
+beside ``kth`` in different orders (NumPy leaves that order undefined).
 """
 
 from __future__ import annotations
@@ -704,3 +710,20 @@ def _select_kind(kinds: list, operands: list):
 primitive(np.select, ("condlist", "choicelist", "default"),
           {"choicelist": "g", "default": "g"}, defaults={"default": 0.0}, kind=_select_kind,
           variant=_select_variant)
+
+
+# -- np.partition: a subgradient like sort's (each result entry takes the cotangent of
+# the input entry of the same rank along its lane; tied entries in order) --
+def _partition_variant(consts: dict, kinds: dict) -> dict:
+    ndim = known_ndim("partition", kinds)
+    if kinds.get("kth") != "int":
+        raise ValueError("np.partition: kth must be one int (a sequence of kth: use np.sort)")
+    axis = _normalized("partition", (_constant_int("partition", consts, "axis"),), ndim)[0]
+    forward = "np.partition(x, kth)"
+    if axis != ndim - 1:
+        forward = f"np.moveaxis(np.partition(np.moveaxis(x, {axis}, -1), kth), -1, {axis})"
+    return {"forward": forward, "adjoints": {"x": "rt.partition_vjp(g, x, z, axis)"}}
+
+
+primitive(np.partition, ("x", "kth", "axis"), {"x": "g"}, defaults={"axis": -1}, kind=same,
+          variant=_partition_variant)

@@ -40,7 +40,7 @@ module and exactly each one's helpers):
   ``pad_vjp_axis`` (a mode by its code), ``diagonal_last``, ``section`` and
   ``section_vjp`` (the pieces of np.split and its kin), ``masked`` (x[mask] for an N-d
   mask), ``gradient_axis`` and ``gradient_vjp_axis`` (np.gradient), ``matmul`` (batched,
-  broadcast)
+  broadcast), ``partition_vjp``
 - ``einsum``: ``einsum`` (constant subscripts), ``einsum_like`` (its VJP forms)
 - ``scans``: ``reverse_cumsum`` (cumsum's VJP), ``sort_axis``, ``sort_vjp``
 - ``norms``: ``norm_p_slope`` (the VJP of a vector p-norm)

@@ -18,7 +18,8 @@ compiler writes ``a, b = np.split(x, 2)`` as one call per piece) and its VJP
 ``section_vjp``; ``masked`` (``x[mask]`` for a mask of two or more dimensions,
 which Numba refuses); ``gradient_axis`` (``np.gradient`` along one axis,
 ``edge_order=1``) and its VJP ``gradient_vjp_axis``; ``matmul`` (``np.matmul``
-with NumPy's batch broadcasting, 1-D operands too).
+with NumPy's batch broadcasting, 1-D operands too); ``partition_vjp`` (the VJP of
+``np.partition``, for whatever order its result has).
 
 >>> where = np.tril(positions(np.zeros((2, 2))))
 >>> gather_vjp(np.ones((2, 2)), np.zeros((2, 2)), where)
@@ -36,8 +37,8 @@ from numba.extending import register_jitable
 from .axes import as_3d, check_array, normalize_axis, numba_impl, shape_with
 
 __all__ = ["diagonal_last", "gather_vjp", "gradient_axis", "gradient_vjp_axis", "masked",
-           "matmul", "pad_axis", "pad_vjp_axis", "positions", "repeat_axis", "repeat_vjp_axis",
-           "roll_axis", "section", "section_vjp"]
+           "matmul", "pad_axis", "pad_vjp_axis", "partition_vjp", "positions", "repeat_axis",
+           "repeat_vjp_axis", "roll_axis", "section", "section_vjp"]
 
 #: ``np.pad``'s modes that are selections, by the code ``pad_axis`` takes.
 PAD_MODES = {"constant": 0, "edge": 1, "reflect": 2, "symmetric": 3, "wrap": 4}
@@ -545,5 +546,44 @@ def _ol_gradient_vjp_axis(g, h, axis):
         out[:, 2:, :] += g3[:, 1:n - 1, :] / (2.0 * h)
         out[:, :n - 2, :] -= g3[:, 1:n - 1, :] / (2.0 * h)
         return out.reshape(g.shape)
+
+    return impl
+
+
+# ---- np.partition ----------------------------------------------------------------------------
+def partition_vjp(g, x, z, axis):
+    """The VJP of ``z = np.partition(x, kth, axis)``: along each lane, the r-th smallest
+    entry of ``z`` is the r-th smallest of ``x`` (ties in order: stable sorts), so its
+    cotangent goes there, whatever order the partition left the entries in.
+
+    >>> partition_vjp(np.array([1.0, 2.0, 3.0]), np.array([5.0, 4.0, 6.0]),
+    ...               np.array([4.0, 5.0, 6.0]), 0)
+    array([2., 1., 3.])
+    """
+    x, z = np.asarray(x), np.asarray(z)
+    ax = normalize_axis(axis, x.ndim)
+    source = np.argsort(x, axis=ax, kind="stable")
+    placed = np.argsort(z, axis=ax, kind="stable")
+    out = np.zeros(x.shape)
+    np.put_along_axis(out, source, np.take_along_axis(np.asarray(g, dtype=float), placed, ax),
+                      ax)
+    return out
+
+
+@numba_impl(partition_vjp)
+def _ol_partition_vjp(g, x, z, axis):
+    check_array(x, "x")
+
+    def impl(g, x, z, axis):
+        ax = normalize_axis(axis, x.ndim)
+        x3, z3, g3 = as_3d(x, ax), as_3d(z, ax), as_3d(g, ax)
+        out = np.zeros(x3.shape)
+        for o in range(x3.shape[0]):
+            for i in range(x3.shape[2]):
+                source = np.argsort(x3[o, :, i], kind="mergesort")
+                placed = np.argsort(z3[o, :, i], kind="mergesort")
+                for r in range(source.size):
+                    out[o, source[r], i] += g3[o, placed[r], i]
+        return out.reshape(x.shape)
 
     return impl

@@ -484,6 +484,35 @@ def piecewise_number_choice(image, level):
     return np.select([image > 0.0, image < -0.3], [level, image], default=level * 2.0)
 
 
+# ---- np.partition (a subgradient like sort's), np.r_ and np.c_ ------------------------------
+def smallest_two(image):
+    return np.sum(np.partition(image, 2)[:, :2] ** 2)
+
+
+def middle_rank(image):
+    return np.partition(image, 1, axis=0)[1] * 3.0
+
+
+def largest(samples):
+    return np.partition(samples, -1)[-1]
+
+
+def joined_rows(samples, other):
+    return np.r_[samples, 2.0 * other, 1.5]
+
+
+def joined_matrices(image):
+    return np.r_[image, image * 2.0]
+
+
+def joined_columns(samples, other):
+    return np.c_[samples, other * 3.0]
+
+
+def joined_column_blocks(image):
+    return np.c_[image, image ** 2]
+
+
 PYTHON_CASES = [
     (channels_last, cube), (moved_pair, cube), (swapped, cube), (swapped_method, grid),
     (rolled_axis, cube), (rolled_axis_start, cube), (transposed_axes, cube),
@@ -509,6 +538,9 @@ PYTHON_CASES = [
     (depth_split, cube),
     (slope, signal), (slope_spaced, grid, 0.7), (slope_last_axis, cube), (piecewise, grid),
     (piecewise_default, grid, 0.4), (piecewise_number_choice, grid, -0.6),
+    (smallest_two, grid), (middle_rank, grid), (largest, signal),
+    (joined_rows, signal, weights4[:2].copy()), (joined_matrices, grid),
+    (joined_columns, signal, signal[::-1].copy()), (joined_column_blocks, grid),
 ]
 
 NUMBA_CASES = [
@@ -519,6 +551,8 @@ NUMBA_CASES = [
     (padded_edge, cube), (appended_rows, grid), (hstack_of_rows, cube),
     (column_stack_of_rows, grid), (split_at_indices, signal), (uneven_thirds, signal),
     (columns_split, grid), (slope_spaced, grid, 0.7), (piecewise_default, grid, 0.4),
+    (smallest_two, grid), (joined_rows, signal, weights4[:2].copy()), (joined_columns, signal,
+                                                                      signal[::-1].copy()),
 ]
 
 
@@ -633,4 +667,28 @@ def test_a_write_through_a_view_is_refused_at_its_line(fn, arg):
     with pytest.raises(NonDifferentiableError, match="writing into 'view'|writing into 'head'") \
             as info:
         ad.gradient(fn)(arg)
+    assert "test_surface_shapes.py:" in str(info.value)
+
+
+def test_partition_at_a_tie_gives_each_rank_one_entry():
+    """The subgradient at ties: the tied entries take the cotangents of their ranks in
+    order (as a stable sort), so the gradient of the kth value goes to one entry."""
+    tied = np.array([3.0, 1.0, 1.0, 2.0])
+
+    def second_smallest(values):
+        return np.partition(values, 1)[1]
+
+    for jit in (False, True):
+        grad = ad.gradient(ad.differentiable(second_smallest, jit=jit))(tied)
+        np.testing.assert_array_equal(grad, [0.0, 0.0, 1.0, 0.0])
+
+
+def range_in_r(samples):
+    return np.r_[samples, 0:3]
+
+
+def test_np_r_with_a_slice_is_refused_at_its_line():
+    with pytest.raises(NonDifferentiableError, match="np.r_ with slices or string "
+                       "directives is not supported") as info:
+        ad.value_with_pullback(ad.differentiable(range_in_r, jit=False), signal)
     assert "test_surface_shapes.py:" in str(info.value)
