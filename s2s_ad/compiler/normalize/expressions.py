@@ -404,8 +404,8 @@ class ExpressionNormalizer:
             raise self.error(node, "range(...) is only supported as a for-loop iterable")
         if target in SPLITS:
             return self.split(node, target), "pieces"
-        if target is np.einsum and node.args and not (
-                isinstance(node.args[0], gast.Constant) and isinstance(node.args[0].value, str)):
+        if target is np.einsum and len(node.args) > 1 and \
+                isinstance(_literal(node.args[1]), tuple):  # einsum(a, [0, 1], ...)
             node = self.einsum_subscripts(node)
         args, keywords = self.bind(node, target)
         if target in (min, max, math.hypot) and len(args) > 2 and not keywords:
