@@ -853,6 +853,18 @@ TABLE[(np.einsum, 3)].append(  # (the interleaved form: test_surface_shapes.py)
          args(a=unif(T3), b=unif((2, 4)))))
 TABLE[(np.einsum, 2)].append(
     Case("np.einsum-ellipsis-implicit", "np.einsum('i...', a)", args(a=unif(T3))))
+rule(np.gradient, None,
+     Case("np.gradient", "np.gradient(f)", args(f=unif(V))),
+     Case("np.gradient-spacing-axis", "np.gradient(f, h, axis=1)",
+          args(f=unif(M), h=unif((), 0.5, 1.5))))
+rule(np.select, None,
+     Case("np.select", "np.select([x > 0.5, x < -0.5], [x * 2.0, x ** 2], d)",
+          lambda rng: {**clip_args(M)(rng), "d": unif()(rng)}),  # x away from +-0.5
+     Case("np.select-number-choice", "np.select((x > 0.0,), (c,), x)",
+          args(x=away(M), c=unif())))
+rule(np.partition, None,
+     Case("np.partition", "np.sum(np.partition(x, 2)[:, :2] ** 2)", args(x=unif((3, 6)))),
+     Case("np.partition-axis0", "np.partition(x, 1, axis=0)[1]", args(x=unif(M))))
 _REARRANGE_CONSTANTS = {
     (np.transpose, 2): {"axes": _CONSTANT},
     (np.moveaxis, None): {"source": _CONSTANT, "destination": _CONSTANT},
@@ -870,6 +882,9 @@ _REARRANGE_CONSTANTS = {
     (np.pad, None): {"pad_width": _CONSTANT, "mode": "a string literal"},
     (np.append, None): {"axis": _CONSTANT},
     (np.tensordot, None): {"axes": _CONSTANT},
+    (np.gradient, None): {"axis": _CONSTANT, "edge_order": _CONSTANT},
+    (np.select, None): {"condlist": "boolean arrays"},
+    (np.partition, None): {"kth": _SHAPE, "axis": _CONSTANT},
     (runtime.section, None): {"sections": _CONSTANT, "i": _INTERNAL, "axis": _CONSTANT,
                               "equal": _INTERNAL},
 }

@@ -49,9 +49,9 @@ def explicit(subscripts, ndims: list) -> str:
     without ``->`` they lead the output).  Unchanged without ``...``.
 
     >>> explicit("...ij,...j->...i", [3, 2])
-    'aij,j->ai'
+    'aij,aj->ai'
     >>> explicit("i...", [3])
-    'iab->ab'
+    'iab->abi'
     """
     if not isinstance(subscripts, str) or "." not in subscripts:
         return subscripts

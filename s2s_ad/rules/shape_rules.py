@@ -4,6 +4,12 @@ table (notation as in math_rules).
 Rules marked ``view=True`` may return memory of their first argument (the
 reverse pass's aliasing analysis reads it); ``methods`` are the array methods
 that spell them (``x.reshape(...)``).
+
+Subgradients: ``np.partition`` gives each result entry the cotangent of the input
+entry of the same rank along its lane (tied entries matched in order, as a
+stable sort would: the same convention as ``np.sort``), whatever order the
+partition leaves the entries in; Python's NumPy and Numba may leave the entries
+beside ``kth`` in different orders (NumPy leaves that order undefined).
 """
 
 from __future__ import annotations
@@ -631,3 +637,95 @@ primitive(np.append, ("x", "values", "axis"), {"x": "g", "values": "g"}, default
 # -- the pieces of np.split and its kin (the normalizer writes one call per piece) --
 primitive(runtime.section, ("x", "sections", "i", "axis", "equal"),
           {"x": "rt.section_vjp(g, x, sections, i, axis, equal)"}, kind=same, view=True)
+
+
+# -- np.gradient: one axis (or a 1-d array), a number spacing, edge_order=1 --
+def _gradient_variant(consts: dict, kinds: dict) -> dict:
+    ndim = known_ndim("gradient", kinds, "f")
+    if consts.get("edge_order") != 1:
+        raise ValueError("np.gradient: only edge_order=1 (a constant) is supported")
+    if kinds.get("h") not in ("float", "int"):
+        raise ValueError("np.gradient: the spacing must be one number (coordinate arrays "
+                         "are not supported)")
+    axis = consts.get("axis")
+    if axis is None:
+        if ndim != 1:
+            raise ValueError("np.gradient of an array of more than 1 dimension returns one "
+                             "array per axis: give the axis (np.gradient(f, h, axis=0))")
+        axis = 0
+    axis = _normalized("gradient", constant_ints("gradient", axis, "axis"), ndim)
+    if len(axis) != 1:
+        raise ValueError("np.gradient: give one axis (a tuple of axes returns a list)")
+    return {"forward": f"rt.gradient_axis(f, h, {axis[0]})",
+            "adjoints": {"f": f"rt.gradient_vjp_axis(g, h, {axis[0]})",
+                         "h": "-np.sum(g * z) / h"}}
+
+
+primitive(np.gradient, ("f", "h", "axis", "edge_order"), {"f": "g", "h": "g"},
+          defaults={"h": 1.0, "axis": None, "edge_order": 1},
+          kind=lambda k, o: ArrayKind(_ndim(k[0])) if isinstance(k[0], ArrayKind) else
+          ArrayKind(None), variant=_gradient_variant)
+
+
+# -- np.select as nested np.where (Numba's select takes a number default only): each
+# choice's cotangent is g where its condition is the first true one, the default's g
+# where none is --
+def _summed_to(kind, text: str, like: str) -> str:
+    if isinstance(kind, ArrayKind):
+        return f"rt.unbroadcast_to_shape({text}, {like}.shape)"
+    return f"np.sum({text})"
+
+
+def _first_true(n: int, inner: str) -> str:
+    """``inner`` where none of the first ``n`` conditions holds, else 0."""
+    for j in reversed(range(n)):
+        inner = f"np.where(condlist[{j}], 0.0, {inner})"
+    return inner
+
+
+def _select_variant(consts: dict, kinds: dict) -> dict:
+    conds, choices = kinds.get("condlist"), kinds.get("choicelist")
+    if not (isinstance(conds, tuple) and isinstance(choices, tuple) and conds
+            and len(conds) == len(choices)):
+        raise ValueError("np.select: give equally long tuples (or lists) of conditions and "
+                         "choices")
+    if not all(isinstance(k, ArrayKind) and k.boolean for k in conds):
+        raise ValueError("np.select: the conditions must be boolean arrays")
+    n = len(choices)
+    forward = "default * 1.0"
+    for i in reversed(range(n)):
+        forward = f"np.where(condlist[{i}], choicelist[{i}], {forward})"
+    pieces = [_summed_to(k, _first_true(i, f"np.where(condlist[{i}], g, 0.0)"),
+                         f"choicelist[{i}]") for i, k in enumerate(choices)]
+    rest = _summed_to(kinds.get("default"), _first_true(n, "g"), "default")
+    return {"forward": forward,
+            "adjoints": {"choicelist": "(" + ", ".join(pieces) + ",)", "default": rest}}
+
+
+def _select_kind(kinds: list, operands: list):
+    choices = kinds[1] if isinstance(kinds[1], tuple) else ()
+    ndims = [k.ndim for k in (*kinds[0], *choices) if isinstance(k, ArrayKind)] \
+        if isinstance(kinds[0], tuple) else [None]
+    return ArrayKind(None if not ndims or None in ndims else max(ndims))
+
+
+primitive(np.select, ("condlist", "choicelist", "default"),
+          {"choicelist": "g", "default": "g"}, defaults={"default": 0.0}, kind=_select_kind,
+          variant=_select_variant)
+
+
+# -- np.partition: a subgradient like sort's (each result entry takes the cotangent of
+# the input entry of the same rank along its lane; tied entries in order) --
+def _partition_variant(consts: dict, kinds: dict) -> dict:
+    ndim = known_ndim("partition", kinds)
+    if kinds.get("kth") != "int":
+        raise ValueError("np.partition: kth must be one int (a sequence of kth: use np.sort)")
+    axis = _normalized("partition", (_constant_int("partition", consts, "axis"),), ndim)[0]
+    forward = "np.partition(x, kth)"
+    if axis != ndim - 1:
+        forward = f"np.moveaxis(np.partition(np.moveaxis(x, {axis}, -1), kth), -1, {axis})"
+    return {"forward": forward, "adjoints": {"x": "rt.partition_vjp(g, x, z, axis)"}}
+
+
+primitive(np.partition, ("x", "kth", "axis"), {"x": "g"}, defaults={"axis": -1}, kind=same,
+          variant=_partition_variant)

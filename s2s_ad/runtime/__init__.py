@@ -40,7 +40,8 @@ module and exactly each one's helpers):
   diag, pad...), ``repeat_axis``, ``repeat_vjp_axis``, ``roll_axis``, ``pad_axis``,
   ``pad_vjp_axis`` (a mode by its code), ``diagonal_last``, ``section`` and
   ``section_vjp`` (the pieces of np.split and its kin), ``masked`` (x[mask] for an N-d
-  mask), ``matmul`` (batched, broadcast)
+  mask), ``gradient_axis`` and ``gradient_vjp_axis`` (np.gradient), ``matmul`` (batched,
+  broadcast), ``partition_vjp``
 - ``einsum``: ``einsum`` (constant subscripts), ``einsum_like`` (its VJP forms)
 - ``scans``: ``reverse_cumsum`` (cumsum's VJP), ``sort_axis``, ``sort_vjp``
 - ``norms``: ``norm_p_slope`` (the VJP of a vector p-norm)

@@ -16,8 +16,10 @@ and its VJP ``pad_vjp_axis``; ``diagonal_last`` (``np.diagonal`` over the last
 two axes, a copy); ``section`` (a piece of ``np.split`` and its kin: the
 compiler writes ``a, b = np.split(x, 2)`` as one call per piece) and its VJP
 ``section_vjp``; ``masked`` (``x[mask]`` for a mask of two or more dimensions,
-which Numba refuses); ``matmul`` (``np.matmul`` with NumPy's batch broadcasting,
-1-D operands too).
+which Numba refuses); ``gradient_axis`` (``np.gradient`` along one axis,
+``edge_order=1``) and its VJP ``gradient_vjp_axis``; ``matmul`` (``np.matmul``
+with NumPy's batch broadcasting, 1-D operands too); ``partition_vjp`` (the VJP of
+``np.partition``, for whatever order its result has).
 
 >>> where = np.tril(positions(np.zeros((2, 2))))
 >>> gather_vjp(np.ones((2, 2)), np.zeros((2, 2)), where)
@@ -34,8 +36,9 @@ from numba.extending import register_jitable
 
 from .axes import as_3d, check_array, normalize_axis, numba_impl, shape_with
 
-__all__ = ["diagonal_last", "gather_vjp", "matmul", "pad_axis", "pad_vjp_axis", "positions",
-           "repeat_axis", "repeat_vjp_axis", "masked", "roll_axis", "section", "section_vjp"]
+__all__ = ["diagonal_last", "gather_vjp", "gradient_axis", "gradient_vjp_axis", "masked",
+           "matmul", "pad_axis", "pad_vjp_axis", "partition_vjp", "positions", "repeat_axis",
+           "repeat_vjp_axis", "roll_axis", "section", "section_vjp"]
 
 #: ``np.pad``'s modes that are selections, by the code ``pad_axis`` takes.
 PAD_MODES = {"constant": 0, "edge": 1, "reflect": 2, "symmetric": 3, "wrap": 4}
@@ -477,5 +480,110 @@ def _ol_masked(x, mask):
         rows = np.ascontiguousarray(x).reshape((mask.size, -1))
         picked = rows[np.ascontiguousarray(mask).reshape(mask.size)]
         return picked.reshape((picked.shape[0],) + x.shape[k:])
+
+    return impl
+
+
+# ---- np.gradient ---------------------------------------------------------------------------
+def gradient_axis(f, h, axis):
+    """``np.gradient(f, h, axis=axis)`` with ``edge_order=1``: central differences
+    inside, one-sided at the two ends (an axis of at least 2 entries).
+
+    >>> gradient_axis(np.array([1.0, 2.0, 4.0, 7.0]), 0.5, 0)
+    array([2., 3., 5., 6.])
+    """
+    return np.gradient(f, h, axis=axis)
+
+
+@numba_impl(gradient_axis)
+def _ol_gradient_axis(f, h, axis):
+    check_array(f, "f")
+
+    def impl(f, h, axis):
+        ax = normalize_axis(axis, f.ndim)
+        f3 = as_3d(f, ax)
+        n = f3.shape[1]
+        if n < 2:
+            raise ValueError("Shape of array too small to calculate a numerical gradient, "
+                             "at least (edge_order + 1) elements are required.")
+        out = np.empty(f3.shape)
+        out[:, 0, :] = (f3[:, 1, :] - f3[:, 0, :]) / h
+        out[:, n - 1, :] = (f3[:, n - 1, :] - f3[:, n - 2, :]) / h
+        out[:, 1:n - 1, :] = (f3[:, 2:, :] - f3[:, :n - 2, :]) / (2.0 * h)
+        return out.reshape(f.shape)
+
+    return impl
+
+
+def gradient_vjp_axis(g, h, axis):
+    """The VJP of ``gradient_axis`` for ``f`` (the transposed stencil)."""
+    g = np.asarray(g, dtype=float)
+    ax = normalize_axis(axis, g.ndim)
+    g3 = np.moveaxis(g, ax, 0)
+    out = np.zeros(g3.shape)
+    out[0] -= g3[0] / h
+    out[1] += g3[0] / h
+    out[-1] += g3[-1] / h
+    out[-2] -= g3[-1] / h
+    out[2:] += g3[1:-1] / (2.0 * h)
+    out[:-2] -= g3[1:-1] / (2.0 * h)
+    return np.moveaxis(out, 0, ax)
+
+
+@numba_impl(gradient_vjp_axis)
+def _ol_gradient_vjp_axis(g, h, axis):
+    check_array(g, "g")
+
+    def impl(g, h, axis):
+        ax = normalize_axis(axis, g.ndim)
+        g3 = as_3d(g, ax)
+        n = g3.shape[1]
+        out = np.zeros(g3.shape)
+        out[:, 0, :] -= g3[:, 0, :] / h
+        out[:, 1, :] += g3[:, 0, :] / h
+        out[:, n - 1, :] += g3[:, n - 1, :] / h
+        out[:, n - 2, :] -= g3[:, n - 1, :] / h
+        out[:, 2:, :] += g3[:, 1:n - 1, :] / (2.0 * h)
+        out[:, :n - 2, :] -= g3[:, 1:n - 1, :] / (2.0 * h)
+        return out.reshape(g.shape)
+
+    return impl
+
+
+# ---- np.partition ----------------------------------------------------------------------------
+def partition_vjp(g, x, z, axis):
+    """The VJP of ``z = np.partition(x, kth, axis)``: along each lane, the r-th smallest
+    entry of ``z`` is the r-th smallest of ``x`` (ties in order: stable sorts), so its
+    cotangent goes there, whatever order the partition left the entries in.
+
+    >>> partition_vjp(np.array([1.0, 2.0, 3.0]), np.array([5.0, 4.0, 6.0]),
+    ...               np.array([4.0, 5.0, 6.0]), 0)
+    array([2., 1., 3.])
+    """
+    x, z = np.asarray(x), np.asarray(z)
+    ax = normalize_axis(axis, x.ndim)
+    source = np.argsort(x, axis=ax, kind="stable")
+    placed = np.argsort(z, axis=ax, kind="stable")
+    out = np.zeros(x.shape)
+    np.put_along_axis(out, source, np.take_along_axis(np.asarray(g, dtype=float), placed, ax),
+                      ax)
+    return out
+
+
+@numba_impl(partition_vjp)
+def _ol_partition_vjp(g, x, z, axis):
+    check_array(x, "x")
+
+    def impl(g, x, z, axis):
+        ax = normalize_axis(axis, x.ndim)
+        x3, z3, g3 = as_3d(x, ax), as_3d(z, ax), as_3d(g, ax)
+        out = np.zeros(x3.shape)
+        for o in range(x3.shape[0]):
+            for i in range(x3.shape[2]):
+                source = np.argsort(x3[o, :, i], kind="mergesort")
+                placed = np.argsort(z3[o, :, i], kind="mergesort")
+                for r in range(source.size):
+                    out[o, source[r], i] += g3[o, placed[r], i]
+        return out.reshape(x.shape)
 
     return impl

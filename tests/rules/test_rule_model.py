@@ -81,7 +81,8 @@ def test_views_are_the_rules_that_say_so():
                      np.atleast_3d, np.real, np.real_if_close,
                      # issue 23: NumPy returns views of the operand (diag/diagonal: read-only)
                      np.moveaxis, np.swapaxes, np.rollaxis, np.squeeze, np.expand_dims,
-                     np.flip, np.flipud, np.fliplr, np.rot90, np.diag, np.diagonal}
+                     np.flip, np.flipud, np.fliplr, np.rot90, np.diag, np.diagonal,
+                     runtime.section}
     assert all(returns_view(v) for v in views)
     assert not any(returns_view(f) for f in (np.copy, np.sum, np.sin, None))
 

@@ -459,6 +459,60 @@ def unequal_split(samples):
     return np.sum(left * right)
 
 
+# ---- np.gradient, np.select ---------------------------------------------------------------
+def slope(samples):
+    return np.gradient(samples)
+
+
+def slope_spaced(image, spacing):
+    return np.gradient(image, spacing, axis=1) * image
+
+
+def slope_last_axis(volume):
+    return np.gradient(volume, 0.5, axis=-1)
+
+
+def piecewise(image):
+    return np.select([image > 0.5, image < -0.5], [image * 2.0, image ** 2], 0.0)
+
+
+def piecewise_default(image, level):
+    return np.select((image > 0.2,), (np.sin(image),), level * image)
+
+
+def piecewise_number_choice(image, level):
+    return np.select([image > 0.0, image < -0.3], [level, image], default=level * 2.0)
+
+
+# ---- np.partition (a subgradient like sort's), np.r_ and np.c_ ------------------------------
+def smallest_two(image):
+    return np.sum(np.partition(image, 2)[:, :2] ** 2)
+
+
+def middle_rank(image):
+    return np.partition(image, 1, axis=0)[1] * 3.0
+
+
+def largest(samples):
+    return np.partition(samples, -1)[-1]
+
+
+def joined_rows(samples, other):
+    return np.r_[samples, 2.0 * other, 1.5]
+
+
+def joined_matrices(image):
+    return np.r_[image, image * 2.0]
+
+
+def joined_columns(samples, other):
+    return np.c_[samples, other * 3.0]
+
+
+def joined_column_blocks(image):
+    return np.c_[image, image ** 2]
+
+
 PYTHON_CASES = [
     (channels_last, cube), (moved_pair, cube), (swapped, cube), (swapped_method, grid),
     (rolled_axis, cube), (rolled_axis_start, cube), (transposed_axes, cube),
@@ -482,6 +536,11 @@ PYTHON_CASES = [
     (halves_product, grid), (split_at_indices, signal), (split_negative_axis, cube),
     (uneven_thirds, signal), (rows_split, grid), (columns_split, grid), (vector_hsplit, signal),
     (depth_split, cube),
+    (slope, signal), (slope_spaced, grid, 0.7), (slope_last_axis, cube), (piecewise, grid),
+    (piecewise_default, grid, 0.4), (piecewise_number_choice, grid, -0.6),
+    (smallest_two, grid), (middle_rank, grid), (largest, signal),
+    (joined_rows, signal, weights4[:2].copy()), (joined_matrices, grid),
+    (joined_columns, signal, signal[::-1].copy()), (joined_column_blocks, grid),
 ]
 
 NUMBA_CASES = [
@@ -491,7 +550,9 @@ NUMBA_CASES = [
     (repeated_rows, grid), (tiled, grid), (rolled_two_axes, cube), (padded_reflect, grid),
     (padded_edge, cube), (appended_rows, grid), (hstack_of_rows, cube),
     (column_stack_of_rows, grid), (split_at_indices, signal), (uneven_thirds, signal),
-    (columns_split, grid),
+    (columns_split, grid), (slope_spaced, grid, 0.7), (piecewise_default, grid, 0.4),
+    (smallest_two, grid), (joined_rows, signal, weights4[:2].copy()), (joined_columns, signal,
+                                                                      signal[::-1].copy()),
 ]
 
 
@@ -499,16 +560,16 @@ NUMBA_CASES = [
 
 @pytest.mark.parametrize("case", PYTHON_CASES, ids=_name)
 def test_python_path(case):
-    fn, arg = case
-    check_grads(fn, arg, paths=("python",))
-    value = ad.value_with_pullback(ad.differentiable(fn, jit=False), arg.copy())[0]
-    np.testing.assert_allclose(value, fn(arg.copy()), rtol=1e-13)
+    fn, *args = case
+    check_grads(fn, *args, paths=("python",))
+    value = ad.value_with_pullback(ad.differentiable(fn, jit=False), *args)[0]
+    np.testing.assert_allclose(value, fn(*args), rtol=1e-13)
 
 
 @pytest.mark.parametrize("case", NUMBA_CASES, ids=_name)
 def test_numba_path(case):
-    fn, arg = case
-    check_grads(fn, arg)
+    fn, *args = case
+    check_grads(fn, *args)
 
 
 # ---- refusals -----------------------------------------------------------------------------
@@ -528,7 +589,17 @@ def matmul_by_number(matrix):
     return np.matmul(matrix, 2.0)
 
 
+def slope_of_image(image):
+    return np.gradient(image)
+
+
+def slope_second_order(samples):
+    return np.gradient(samples, edge_order=2)
+
+
 @pytest.mark.parametrize(("fn", "arg", "words"), [
+    (slope_of_image, grid, "np.gradient of an array of more than 1 dimension returns one"),
+    (slope_second_order, signal, "np.gradient: only edge_order=1"),
     (matmul_by_number, grid, "matmul: a number is not a matrix"),
     (squeeze_everything, column, "np.squeeze: give the axis"),
     (pad_with_mean, grid, "np.pad: mode must be one of"),
@@ -596,4 +667,28 @@ def test_a_write_through_a_view_is_refused_at_its_line(fn, arg):
     with pytest.raises(NonDifferentiableError, match="writing into 'view'|writing into 'head'") \
             as info:
         ad.gradient(fn)(arg)
+    assert "test_surface_shapes.py:" in str(info.value)
+
+
+def test_partition_at_a_tie_gives_each_rank_one_entry():
+    """The subgradient at ties: the tied entries take the cotangents of their ranks in
+    order (as a stable sort), so the gradient of the kth value goes to one entry."""
+    tied = np.array([3.0, 1.0, 1.0, 2.0])
+
+    def second_smallest(values):
+        return np.partition(values, 1)[1]
+
+    for jit in (False, True):
+        grad = ad.gradient(ad.differentiable(second_smallest, jit=jit))(tied)
+        np.testing.assert_array_equal(grad, [0.0, 0.0, 1.0, 0.0])
+
+
+def range_in_r(samples):
+    return np.r_[samples, 0:3]
+
+
+def test_np_r_with_a_slice_is_refused_at_its_line():
+    with pytest.raises(NonDifferentiableError, match="np.r_ with slices or string "
+                       "directives is not supported") as info:
+        ad.value_with_pullback(ad.differentiable(range_in_r, jit=False), signal)
     assert "test_surface_shapes.py:" in str(info.value)

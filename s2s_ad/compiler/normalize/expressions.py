@@ -43,6 +43,7 @@ from s2s_ad.compiler.syntax.builders import (
     unary,
 )
 from s2s_ad.compiler.syntax.names import op_word
+from s2s_ad.errors import NonDifferentiableError
 from s2s_ad.kinds import is_structure
 from s2s_ad.rules import array_methods, lookup
 
@@ -328,6 +329,9 @@ class ExpressionNormalizer:
         return self.temp(value, f"cond_{atom_word(value)}", node)
 
     def subscript(self, node: gast.Subscript) -> tuple[gast.expr, str]:
+        joined = self.index_join(node)
+        if joined is not None:
+            return self.call(joined)
         base = self.atom(node.value)
         index = self.index(node.slice)
         if isinstance(index, gast.Constant) and index.value is Ellipsis:
@@ -412,8 +416,8 @@ class ExpressionNormalizer:
             raise self.error(node, "range(...) is only supported as a for-loop iterable")
         if target in SPLITS:
             return self.split(node, target), "pieces"
-        if target is np.einsum and node.args and not (
-                isinstance(node.args[0], gast.Constant) and isinstance(node.args[0].value, str)):
+        if target is np.einsum and len(node.args) > 1 and \
+                isinstance(_literal(node.args[1]), tuple):  # einsum(a, [0, 1], ...)
             node = self.einsum_subscripts(node)
         args, keywords = self.bind(node, target)
         if target in (min, max, math.hypot) and len(args) > 2 and not keywords:
@@ -456,6 +460,39 @@ class ExpressionNormalizer:
             spec += "->" + texts[-1]
         call = call_node(node.func, [const(spec), *operands], node.keywords)
         return gast.copy_location(call, node)
+
+    def index_join(self, node: gast.Subscript) -> gast.Call | None:
+        """``np.r_[a, b]`` as ``np.concatenate((np.atleast_1d(a), np.atleast_1d(b)))`` and
+        ``np.c_[a, b]`` as ``np.column_stack((a, b))`` (NumPy's meaning for numbers and
+        arrays of up to 2 dimensions); None for any other subscript."""
+        if not isinstance(node.value, gast.Attribute | gast.Name):
+            return None
+        try:
+            target = self.resolve(node.value)
+        except (KeyError, NonDifferentiableError):
+            return None
+        if target is not np.r_ and target is not np.c_:
+            return None
+        name = "r_" if target is np.r_ else "c_"
+        parts = node.slice.elts if isinstance(node.slice, gast.Tuple) else [node.slice]
+        if any(isinstance(p, gast.Slice) or (isinstance(p, gast.Constant)
+                                             and isinstance(p.value, str)) for p in parts):
+            raise self.error(node, f"np.{name} with slices or string directives is not "
+                             "supported", "build the array with np.arange/np.linspace and "
+                             "join with np.concatenate")
+        if target is np.r_:
+            items = []
+            for p in parts:
+                item = call_node(attribute(load("np"), "atleast_1d"), [p])
+                set_callee(item, np.atleast_1d)
+                items.append(gast.copy_location(item, p))
+            joined = call_node(attribute(load("np"), "concatenate"), [tuple_of(items)],
+                               [keyword("axis", const(0))])
+            set_callee(joined, np.concatenate)
+        else:
+            joined = call_node(attribute(load("np"), "column_stack"), [tuple_of(list(parts))])
+            set_callee(joined, np.column_stack)
+        return gast.copy_location(joined, node)
 
     def split(self, node: gast.Call, target: Any) -> gast.expr:
         """``np.split(x, 2)`` (and array_split, vsplit, hsplit, dsplit) as the tuple of
