@@ -981,6 +981,8 @@ rule(scipy.linalg.cho_factor, None,
 rule(scipy.linalg.cho_solve, None,
      Case("scipy.linalg.cho_solve", "scipy.linalg.cho_solve(scipy.linalg.cho_factor(A), b)",
           args(A=spd(3), b=unif((3,)))),
+     Case("scipy.linalg.cho_solve-given-factor", "scipy.linalg.cho_solve((c, True), b)",
+          args(c=lower_triangular(3), b=unif((3,)))),
      Case("scipy.linalg.cho_solve-lower-matrix",
           "scipy.linalg.cho_solve(scipy.linalg.cho_factor(A, lower=True), b)",
           args(A=spd(3), b=unif((3, 2)))))

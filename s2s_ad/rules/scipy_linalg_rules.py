@@ -2,7 +2,7 @@
 
 Generated code cannot name SciPy (the emitted names are NumPy's, math's and the
 runtime's), so every rule here computes through a helper of
-:mod:`s2s_ad.runtime.decompositions`, which runs SciPy's function on the Python path
+:mod:`s2s_ad.runtime.scipy_linalg`, which runs SciPy's function on the Python path
 and its own implementation under Numba: ``solve_triangular`` (``lower``, ``trans``
 0/1 -- 'N'/'T', and 2/'C', the same for real matrices -- ``unit_diagonal``;
 forward or back substitution), ``cholesky`` (``lower``; upper by default, as SciPy),

@@ -55,18 +55,20 @@ module and exactly each one's helpers):
 - ``decompositions``: ``svd``, ``svd_vjp``, ``singular_values``, ``singular_values_vjp``,
   ``singular_outer``, ``nuclear_norm_slope``, ``eigh``, ``eigh_vjp``, ``eigvalsh``,
   ``eigvalsh_vjp``, ``cholesky``, ``cholesky_vjp``, ``slogdet``, ``slogdet_vjp``,
-  ``pinv_vjp``, ``matrix_power_vjp`` (matrix decompositions and their VJPs); SciPy's
-  ``solve_triangular``, ``solve_triangular_vjp_a``, ``solve_triangular_vjp_b``,
-  ``scipy_cholesky``, ``scipy_cholesky_vjp``, ``cho_factor``, ``cho_factor_vjp``,
-  ``cho_solve``, ``cho_solve_vjp_b``, ``cho_solve_vjp_c``, ``expm``, ``expm_vjp``
+  ``pinv_vjp``, ``matrix_power_vjp`` (matrix decompositions and their VJPs)
+- ``scipy_linalg``: ``solve_triangular``, ``solve_triangular_vjp_a``,
+  ``solve_triangular_vjp_b``, ``scipy_cholesky``, ``scipy_cholesky_vjp``, ``cho_factor``,
+  ``cho_factor_vjp``, ``cho_solve``, ``cho_solve_vjp_b``, ``cho_solve_vjp_c``, ``expm``,
+  ``expm_vjp`` (SciPy's functions, compiled too)
 - ``lists``: ``new_list``, ``appended``, ``list_array``, ``list_position``,
   ``merge_leading``, and the cotangents of growing lists: ``cotangent_list``,
   ``list_pop``, ``list_add_at``, ``list_add_rows``
 - ``tuples``: ``add_at`` (the cotangent of ``t[i]``), ``plus`` (cotangents added item by
   item), ``sum_items``, ``fill_like``, ``at_max``, ``at_min`` (of Python's sum, max and
   min of a tuple)
-- private: ``reduction_kernels`` (each reduction's Numba kernels and NumPy VJP
-  rules), ``axes`` (axis normalisation and shape tuples, both paths),
+- private: ``matrices`` (pieces the matrix helpers share), ``reduction_kernels`` (each
+  reduction's Numba kernels and NumPy VJP rules), ``axes`` (axis normalisation and
+  shape tuples, both paths),
   ``python_math`` (the math module with its domain errors, for compiled code) and
   ``weak_floats`` (float literals keep a float32 operand's dtype, for compiled code)
 
@@ -150,6 +152,7 @@ from .rearrange import *  # noqa: F403
 from .reductions import *  # noqa: F403
 from .scalar import *  # noqa: F403
 from .scans import *  # noqa: F403
+from .scipy_linalg import *  # noqa: F403
 from .shapes import *  # noqa: F403
 from .special import *  # noqa: F403
 from .tapes import *  # noqa: F403

@@ -278,7 +278,7 @@ class Built:
         self.case = case
         self.names = list(values)
         # one namespace: a comprehension in the expression sees the arguments
-        out = eval(case.expr, {"np": np, "math": math, **values})  # noqa: S307
+        out = eval(case.expr, {"np": np, "math": math, "scipy": scipy, **values})  # noqa: S307
         if np.ndim(out) == 0:
             u = float(rng.uniform(0.5, 2.0) * rng.choice([-1.0, 1.0]))
         else:

@@ -94,11 +94,17 @@ def test_svd_full_matrices_of_a_square_matrix():
     check_grads(full_square_svd_loss, normal(3, 3), paths=PY)
 
 
-def test_svd_float32_input():
-    image = normal(4, 3).astype(np.float32)
-    grad = ad.gradient(ad.differentiable(singular_values_loss, jit=False))(image)
-    assert grad.dtype == np.float32
-    check_grads(singular_values_loss, image.astype(np.float64), paths=PY)
+def test_float32_inputs_keep_their_dtype():
+    """Gradients of float32 matrices are float32, and agree with float64's to float32
+    precision."""
+    for fn, matrix in ((singular_values_loss, normal(4, 3)), (reduced_svd_loss, normal(3, 4)),
+                       (eigh_upper_loss, normal(4, 4)), (cholesky_loss, positive_definite(3, 3)),
+                       (slogdet_loss, well_conditioned(3, 3)), (norm_nuc, normal(3, 4)),
+                       (exponential, normal(3, 3))):
+        grad = ad.gradient(ad.differentiable(fn, jit=False))
+        single, double = grad(matrix.astype(np.float32)), grad(matrix)
+        assert single.dtype == np.float32, fn.__name__
+        np.testing.assert_allclose(single, double, rtol=2e-4, atol=2e-4, err_msg=fn.__name__)
 
 
 def test_svd_full_matrices_cotangent_on_extra_columns_raises():

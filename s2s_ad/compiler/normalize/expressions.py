@@ -23,6 +23,7 @@ import numpy as np
 from s2s_ad import runtime
 from s2s_ad.compiler.dependencies import note_attribute
 from s2s_ad.compiler.ir import GlobalRead, LocalFunction, numbers_sequence
+from s2s_ad.compiler.normalize.dtypes import dtype_name, names_a_dtype, scalar_type
 from s2s_ad.compiler.primitives import LIBRARY_MODULES, is_library
 from s2s_ad.compiler.structure_layout import builds_structure, call_method, call_value
 from s2s_ad.compiler.syntax.annotations import callee_of, set_attribute, set_callee, set_method
@@ -68,14 +69,6 @@ def _stem(a: gast.expr, word: str, b: gast.expr) -> str:
     stem = f"{atom_word(a)}_{word}_{atom_word(b)}"
     return stem if len(stem) <= 16 else word
 
-
-
-def _dtype_type(name: str) -> Any:
-    """The scalar type a dtype string names (``"float64"`` -> ``np.float64``), or None."""
-    try:
-        return np.dtype(name).type
-    except TypeError:
-        return None
 
 
 def is_atom(node: gast.AST) -> bool:
@@ -380,9 +373,8 @@ class ExpressionNormalizer:
             dtype = self.resolve(node.args[0]) if node.args else None
         except KeyError:
             dtype = None
-        if isinstance(node.args[0] if node.args else None, gast.Constant) and \
-                isinstance(node.args[0].value, str):
-            dtype = _dtype_type(node.args[0].value)
+        if node.args and isinstance(node.args[0], gast.Constant):  # astype("float64")
+            dtype = scalar_type(str(node.args[0].value))
         if dtype in (int, np.int64, np.int32, np.intp):
             return runtime.astype_int
         if dtype in (float, np.float64, np.float32):
@@ -532,7 +524,7 @@ class ExpressionNormalizer:
             pass  # bound by the kinds stage (structure_access)
         elif isinstance(target, LocalFunction) or (
                 isinstance(fn, types.FunctionType) and (node.keywords or _omits_defaults(fn))
-                and not _has_rule(fn, node)):
+                and not (is_library(fn) and lookup(fn, len(node.args)))):  # np.ones(dtype=)
             params = fn.params if isinstance(target, LocalFunction) else list(
                 inspect.signature(fn).parameters)
             defaults = dict(target.defaults) if isinstance(target, LocalFunction) else {
@@ -567,24 +559,16 @@ class ExpressionNormalizer:
         return args, keywords
 
     def dtype_name(self, node: gast.expr) -> gast.expr:
-        """A ``dtype=`` argument naming a type (``np.float32``, ``float``, a ``np.dtype``,
-        ``"float32"``) as NumPy's name of the dtype (``'float32'``), which generated code
-        passes on and Numba reads; complex dtypes are refused; other values are atoms."""
+        """A ``dtype=`` argument as NumPy's name of the dtype (see :mod:`.dtypes`)."""
         try:
             value = node.value if isinstance(node, gast.Constant) else self.resolve(node)
         except KeyError:
             return self.atom(node)
-        if not (isinstance(value, np.dtype | str) or isinstance(value, type) and issubclass(
-                value, float | int | bool | np.generic)):
-            return self.atom(node)
         try:
-            dtype = np.dtype(value)
-        except TypeError:
-            raise self.error(node, f"{value!r} is not a dtype") from None
-        if dtype.kind not in "biuf":
-            raise self.error(node, f"the dtype {dtype.name} is not supported: s2s_ad "
-                             "differentiates real values only", "use a float, int or bool dtype")
-        return gast.copy_location(const(dtype.name), node)
+            return gast.copy_location(const(dtype_name(value)), node) \
+                if names_a_dtype(value) else self.atom(node)
+        except ValueError as exc:
+            raise self.error(node, *exc.args) from None
 
 
 #: The splits: (name, axis ("axis": the call's, default 0; None: hsplit's), equal pieces)
@@ -626,12 +610,6 @@ def _repeated_display(node: gast.expr) -> tuple[list[gast.expr], int] | None:
                 0 <= count.value * len(display.elts) <= _MAX_REPEATED:
             return list(display.elts), count.value
     return None
-
-
-def _has_rule(fn: types.FunctionType, node: gast.Call) -> bool:
-    """A library function written in Python (``np.ones``, ``np.full``) with a rule for
-    this call: the rule binds its keywords (``dtype=``) by name."""
-    return is_library(fn) and lookup(fn, len(node.args)) is not None
 
 
 def _omits_defaults(fn: types.FunctionType) -> bool:
