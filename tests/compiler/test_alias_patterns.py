@@ -324,7 +324,7 @@ def scratch_view_saved_in_a_branch(signal, flag):
     return total
 
 
-def view_of_a_view_written(samples):
+def column_written_after_the_base_is_read(samples):
     grid = np.outer(samples, samples)
     first = np.sum(np.sin(grid))  # the base, read before the write only
     column = grid[:, 1]
@@ -334,7 +334,7 @@ def view_of_a_view_written(samples):
 
 SIBLINGS = [
     (scratch_view_saved_in_a_branch, (np.array([0.3, 0.9, 0.2]), 1.0)),
-    (view_of_a_view_written, (np.array([0.3, 0.9, 0.2]),)),
+    (column_written_after_the_base_is_read, (np.array([0.3, 0.9, 0.2]),)),
     (layer_stack, (np.array([[0.2, -0.5], [0.7, 0.1]]), np.array([1.1, 0.8]))),
     (branch_buffer, (np.array([0.4, -0.7, 1.2, 0.9]), 0.0)),
     (early_exit_mirror, (np.array([[0.2, -0.5], [0.7, 0.1]]), 1.3)),
