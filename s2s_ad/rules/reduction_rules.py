@@ -190,6 +190,18 @@ primitive(np.argsort, ("x",), kind=int_array_or_int, nargs=1)
 
 
 # ---- issue 23: variance, trace, cumulative products, differences ---------------------------
+def reduced_axes(name: str, axis, x) -> tuple:
+    """The constant ``axis`` (an int, a tuple or None: all) of a reduction of an array of
+    kind ``x``, as a tuple of axes (``rt.axes_last`` reads it)."""
+    if not isinstance(x, ArrayKind) or x.ndim is None:
+        raise ValueError(f"{name}: the number of dimensions of x must be known")
+    if axis is None:
+        return tuple(range(x.ndim))
+    if isinstance(axis, bool) or not isinstance(axis, int | tuple):
+        raise ValueError(f"{name}: axis must be an int, a tuple of ints or None")
+    return axis if isinstance(axis, tuple) else (axis,)
+
+
 def _moment_variant(name: str, forms: tuple):
     """``np.var``/``np.std`` over any constant axis (an int, a tuple or None): along the
     last axis of the reduced axes moved back and merged (``rt.axes_last``); ``ddof``
@@ -204,13 +216,9 @@ def _moment_variant(name: str, forms: tuple):
         if consts.get("dtype") is not None or consts.get("out") is not None:
             raise ValueError(f"np.{name}: dtype= and out= are not supported: convert the "
                              "input with .astype(...) and use the returned value")
-        x = kinds.get("x")
-        if x in NUMERIC:  # the variance of one number is 0
+        if kinds.get("x") in NUMERIC:  # the variance of one number is 0
             return {"forward": "0.0 * x", "adjoints": {"x": "0.0 * g"}}
-        if not isinstance(x, ArrayKind) or x.ndim is None:
-            raise ValueError(f"np.{name}: the number of dimensions of x must be known")
-        axes = tuple(range(x.ndim)) if axis is None else \
-            axis if isinstance(axis, tuple) else (axis,)
+        axes = reduced_axes(f"np.{name}", axis, kinds.get("x"))
         merged = f"rt.axes_last(x, {axes!r})"
         back = f"rt.axes_back({vjp}(g, {merged}, ddof), x, {axes!r})"
         forward = f"{helper}({merged}, ddof)"

@@ -42,7 +42,11 @@ module and exactly each one's helpers):
   slopes); ``axes_last``, ``axes_back``, ``axes_kept``, ``last_kept`` (a reduction over
   a tuple of axes is one along the last axis of ``axes_last(x, axes)``); ``var_last``,
   ``std_last`` and their VJPs ``var_last_vjp``, ``std_last_vjp``; ``trace_axes``,
-  ``trace_vjp``; ``cumprod_axis``, ``cumprod_vjp``; ``diff_axis``, ``diff_vjp``
+  ``trace_vjp``; ``cumprod_axis``, ``cumprod_vjp``; ``diff_axis``, ``diff_vjp``; and
+  ``scipy.special``'s (SciPy in Python, own kernels in Numba): ``gammaln``,
+  ``digamma``, ``trigamma``, ``erf``, ``erfc``, ``expit``, ``logit``, ``xlogy``,
+  ``xlogy_dx``, ``xlogy_dy``, ``logsumexp_last``, ``logsumexp_last_vjp``,
+  ``softmax_last``, ``softmax_last_vjp``
 - ``linalg``: ``det``, ``inv``, ``solve`` of stacks of matrices and their VJPs
   ``det_vjp``, ``inv_vjp``, ``solve_vjp_a``, ``solve_vjp_b``
 - ``lists``: ``new_list``, ``appended``, ``list_array``, ``list_position``,

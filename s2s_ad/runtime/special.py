@@ -19,8 +19,10 @@ from numba.np.unsafe.ndarray import to_fixed_tuple
 from .axes import as_3d, check_array, normalize_axis, numba_impl, shape_with
 
 __all__ = ["axes_back", "axes_kept", "axes_last", "cumprod_axis", "cumprod_vjp", "diff_axis",
-           "diff_vjp", "heaviside", "last_kept", "sinc_slope", "std_last", "std_last_vjp",
-           "trace_axes", "trace_vjp", "var_last", "var_last_vjp"]
+           "diff_vjp", "digamma", "erf", "erfc", "expit", "gammaln", "heaviside", "last_kept",
+           "logit", "logsumexp_last", "logsumexp_last_vjp", "sinc_slope", "softmax_last",
+           "softmax_last_vjp", "std_last", "std_last_vjp", "trace_axes", "trace_vjp",
+           "trigamma", "var_last", "var_last_vjp", "xlogy", "xlogy_dx", "xlogy_dy"]
 
 
 def _is_number(t) -> bool:
@@ -679,5 +681,420 @@ def _ol_diff_vjp(g, x, n, axis):
         for _ in range(n):
             g3 = _diff_vjp_once(g3)
         return g3.reshape(x.shape)
+
+    return impl
+
+
+# ---- scipy.special ---------------------------------------------------------------------------
+# Called from Python these run SciPy itself; compiled, Numba runs the scalar kernels below
+# (numba-scipy 0.4.0 requires scipy <= 1.11, this project runs 1.17): tests check them
+# against SciPy over a range (tests/rules/test_surface_elementwise.py).
+_DIGAMMA_TAIL = (1.0 / 12.0, 1.0 / 120.0, 1.0 / 252.0, 1.0 / 240.0, 1.0 / 132.0,
+                 691.0 / 32760.0, 1.0 / 12.0)
+
+
+@register_jitable
+def _digamma_one(x):
+    """psi(x): reflection below 0, recurrence up to 10, then the asymptotic series."""
+    if math.isnan(x):
+        return math.nan
+    if x <= 0.0 and x == math.floor(x):
+        return -math.inf if x == 0.0 else math.nan
+    result = 0.0
+    if x < 0.0:  # psi(x) = psi(1 - x) - pi / tan(pi x)
+        result = -math.pi / math.tan(math.pi * (x - math.floor(x + 0.5)))  # exact reduction
+        x = 1.0 - x
+    while x < 10.0:
+        result -= 1.0 / x
+        x += 1.0
+    inv2 = 1.0 / (x * x)
+    tail = 0.0
+    for k in range(6, -1, -1):
+        tail = _DIGAMMA_TAIL[k] - inv2 * tail
+    return result + math.log(x) - 0.5 / x - inv2 * tail
+
+
+_TRIGAMMA_TAIL = (1.0 / 6.0, 1.0 / 30.0, 1.0 / 42.0, 1.0 / 30.0, 5.0 / 66.0, 691.0 / 2730.0,
+                  7.0 / 6.0)
+
+
+@register_jitable
+def _trigamma_one(x):
+    """psi'(x) (scipy's polygamma(1, x)): reflection below 0, recurrence up to 10, then
+    the asymptotic series."""
+    if math.isnan(x):
+        return math.nan
+    if x <= 0.0 and x == math.floor(x):
+        return math.inf
+    result = 0.0
+    sign = 1.0
+    if x < 0.0:  # psi'(x) = pi^2 / sin^2(pi x) - psi'(1 - x)
+        s = math.sin(math.pi * (x - math.floor(x + 0.5)))
+        result = math.pi * math.pi / (s * s)
+        sign = -1.0
+        x = 1.0 - x
+    series = 0.0
+    while x < 10.0:
+        series += 1.0 / (x * x)
+        x += 1.0
+    inv2 = 1.0 / (x * x)
+    tail = 0.0
+    for k in range(6, -1, -1):
+        tail = _TRIGAMMA_TAIL[k] - inv2 * tail
+    series += 1.0 / x + 0.5 * inv2 + inv2 / x * tail
+    return result + sign * series
+
+
+@register_jitable
+def _gammaln_one(x):
+    if x <= 0.0 and x == math.floor(x):
+        return math.inf
+    return math.lgamma(x)
+
+
+@register_jitable
+def _expit_one(x):
+    if x >= 0.0:
+        return 1.0 / (1.0 + math.exp(-x))
+    e = math.exp(x)
+    return e / (1.0 + e)
+
+
+@register_jitable
+def _logit_one(x):
+    if x == 0.0:
+        return -math.inf
+    if x == 1.0:
+        return math.inf
+    if x < 0.0 or x > 1.0:
+        return math.nan
+    return math.log(x / (1.0 - x))
+
+
+@register_jitable
+def _erf_one(x):
+    return math.erf(x)
+
+
+@register_jitable
+def _erfc_one(x):
+    return math.erfc(x)
+
+
+def _unary_overload(public, kernel):
+    """Register ``kernel`` (a jitable scalar function) element-wise as ``public``'s
+    Numba version: a number gives a float, an array a float64 array of its shape."""
+    def typer(x):
+        if isinstance(x, types.Number):
+            return lambda x: kernel(float(x))
+
+        def impl(x):
+            flat = np.ascontiguousarray(x).ravel()
+            out = np.empty(flat.size, np.float64)
+            for i in range(flat.size):
+                out[i] = kernel(float(flat[i]))
+            return out.reshape(x.shape)
+        return impl
+    numba_impl(public)(typer)
+
+
+def _sps():
+    import scipy.special  # imported where used: the runtime loads without SciPy's modules
+
+    return scipy.special
+
+
+def _as_result(value):
+    return value[()] if np.ndim(value) == 0 else value
+
+
+def gammaln(x):
+    """``scipy.special.gammaln``: log |Gamma(x)| (inf at 0 and negative integers).
+
+    >>> float(gammaln(5.0)) == math.log(24.0)
+    True
+    """
+    return _as_result(_sps().gammaln(x))
+
+
+def digamma(x):
+    """``scipy.special.digamma`` (psi): the derivative of ``gammaln``.
+
+    >>> round(float(digamma(1.0)), 15)  # -Euler's constant
+    -0.577215664901533
+    """
+    return _as_result(_sps().digamma(x))
+
+
+def trigamma(x):
+    """``scipy.special.polygamma(1, x)``: the derivative of ``digamma``.
+
+    >>> round(float(trigamma(1.0)), 14)  # pi^2 / 6
+    1.64493406684823
+    """
+    return _as_result(_sps().polygamma(1, x))
+
+
+def erf(x):
+    """``scipy.special.erf``.
+
+    >>> float(erf(0.0))
+    0.0
+    """
+    return _as_result(_sps().erf(x))
+
+
+def erfc(x):
+    """``scipy.special.erfc``.
+
+    >>> float(erfc(0.0))
+    1.0
+    """
+    return _as_result(_sps().erfc(x))
+
+
+def expit(x):
+    """``scipy.special.expit``: the logistic sigmoid (no overflow for large |x|).
+
+    >>> float(expit(0.0)), float(expit(-800.0))
+    (0.5, 0.0)
+    """
+    return _as_result(_sps().expit(x))
+
+
+def logit(x):
+    """``scipy.special.logit``: log(x / (1 - x)) (+-inf at 1 and 0, NaN outside).
+
+    >>> float(logit(0.5))
+    0.0
+    """
+    return _as_result(_sps().logit(x))
+
+
+for _public, _kernel in ((gammaln, _gammaln_one), (digamma, _digamma_one),
+                         (trigamma, _trigamma_one), (erf, _erf_one), (erfc, _erfc_one),
+                         (expit, _expit_one), (logit, _logit_one)):
+    _unary_overload(_public, _kernel)
+
+
+# ---- xlogy: x log(y), 0 where x == 0 -----------------------------------------------------------
+@register_jitable
+def _xlogy_one(x, y):
+    if x == 0.0 and not math.isnan(y):
+        return 0.0
+    if y == 0.0:
+        return -math.inf * x if x > 0 else math.inf
+    return x * math.log(y) if y > 0 else math.nan
+
+
+@register_jitable
+def _xlogy_dx_one(x, y):
+    """d/dx x log(y) = log(y); 0 at x == y == 0 (not differentiable there: xlogy(t, 0) is
+    0 at t = 0 and -inf for t > 0)."""
+    if x == 0.0 and y == 0.0:
+        return 0.0
+    return math.log(y) if y > 0 else (-math.inf if y == 0 else math.nan)
+
+
+@register_jitable
+def _xlogy_dy_one(x, y):
+    """d/dy x log(y) = x / y; 0 where x == 0 (xlogy(0, y) is 0 for every y)."""
+    if x == 0.0:
+        return 0.0
+    if y == 0.0:
+        return math.copysign(math.inf, x)
+    return x / y
+
+
+def _binary_overload(public, kernel):
+    """Register ``kernel`` (a jitable scalar function of two numbers) element-wise with
+    broadcasting as ``public``'s Numba version."""
+    def typer(x, y):
+        if isinstance(x, types.Number) and isinstance(y, types.Number):
+            return lambda x, y: kernel(float(x), float(y))
+
+        def impl(x, y):
+            xs, ys = np.broadcast_arrays(np.asarray(x), np.asarray(y))
+            out = np.empty(xs.shape, np.float64)
+            flat = out.reshape(-1)
+            i = 0
+            for index in np.ndindex(xs.shape):
+                flat[i] = kernel(float(xs[index]), float(ys[index]))
+                i += 1
+            return out
+        return impl
+    numba_impl(public)(typer)
+
+
+def _py_binary(kernel, x, y):
+    xs, ys = np.broadcast_arrays(np.asarray(x, np.float64), np.asarray(y, np.float64))
+    out = np.array([kernel(a, b) for a, b in zip(xs.ravel(), ys.ravel(), strict=True)])
+    return _as_result(out.reshape(xs.shape))
+
+
+def xlogy(x, y):
+    """``scipy.special.xlogy``: x log(y), 0 where x == 0 (also at y == 0).
+
+    >>> float(xlogy(0.0, 0.0)), float(xlogy(2.0, 1.0))
+    (0.0, 0.0)
+    """
+    return _as_result(_sps().xlogy(x, y))
+
+
+def xlogy_dx(x, y):
+    """The slope of :func:`xlogy` in ``x``: log(y), and 0 at x == y == 0.
+
+    >>> float(xlogy_dx(0.0, 0.0)), float(xlogy_dx(3.0, 1.0))
+    (0.0, 0.0)
+    """
+    return _py_binary(_xlogy_dx_one, x, y)
+
+
+def xlogy_dy(x, y):
+    """The slope of :func:`xlogy` in ``y``: x / y, and 0 where x == 0.
+
+    >>> float(xlogy_dy(0.0, 0.0)), float(xlogy_dy(3.0, 2.0))
+    (0.0, 1.5)
+    """
+    return _py_binary(_xlogy_dy_one, x, y)
+
+
+for _public, _kernel in ((xlogy, _xlogy_one), (xlogy_dx, _xlogy_dx_one),
+                         (xlogy_dy, _xlogy_dy_one)):
+    _binary_overload(_public, _kernel)
+
+
+# ---- logsumexp and softmax along the last axis -------------------------------------------------
+@register_jitable
+def _row_logsumexp(a, i):
+    n = a.shape[1]
+    top = -math.inf
+    for j in range(n):
+        top = max(top, a[i, j])
+    if math.isinf(top) or math.isnan(top):
+        return top
+    total = 0.0
+    for j in range(n):
+        total += math.exp(a[i, j] - top)
+    return top + math.log(total)
+
+
+def logsumexp_last(x2):
+    """``scipy.special.logsumexp(x2, axis=-1)`` (a number for a 1-D ``x2``).
+
+    >>> round(float(logsumexp_last(np.array([0.0, np.log(3.0)]))), 12)  # log(1 + 3)
+    1.38629436112
+    """
+    return _as_result(_sps().logsumexp(np.asarray(x2, np.float64), axis=-1))
+
+
+@numba_impl(logsumexp_last)
+def _ol_logsumexp_last(x2):
+    check_array(x2, "x2")
+    one_row = x2.ndim == 1
+
+    def rows(x2):
+        m = _rows(x2.shape)
+        a = np.ascontiguousarray(x2).reshape((m, x2.shape[-1])).astype(np.float64)
+        out = np.empty(m, np.float64)
+        for i in range(m):
+            out[i] = _row_logsumexp(a, i)
+        return out
+
+    jit_rows = register_jitable(rows)
+    if one_row:
+        return lambda x2: jit_rows(x2)[0]
+    return lambda x2: jit_rows(x2).reshape(x2.shape[:-1])
+
+
+def softmax_last(x2):
+    """``scipy.special.softmax(x2, axis=-1)``, float64.
+
+    >>> softmax_last(np.array([0.0, np.log(3.0)]))
+    array([0.25, 0.75])
+    """
+    return _sps().softmax(np.asarray(x2, np.float64), axis=-1)
+
+
+@register_jitable
+def _softmax_rows(x2):
+    m = _rows(x2.shape)
+    n = x2.shape[-1]
+    a = np.ascontiguousarray(x2).reshape((m, n)).astype(np.float64)
+    out = np.empty((m, n), np.float64)
+    for i in range(m):
+        top = -math.inf
+        for j in range(n):
+            top = max(top, a[i, j])
+        total = 0.0
+        for j in range(n):
+            out[i, j] = math.exp(a[i, j] - top)
+            total += out[i, j]
+        for j in range(n):
+            out[i, j] /= total
+    return out
+
+
+@numba_impl(softmax_last)
+def _ol_softmax_last(x2):
+    check_array(x2, "x2")
+    return lambda x2: _softmax_rows(x2).reshape(x2.shape)
+
+
+def logsumexp_last_vjp(g, x2):
+    """The VJP of :func:`logsumexp_last`: ``g`` times the softmax of each row (``g`` has
+    one entry per row, any shape of that size).
+
+    >>> logsumexp_last_vjp(2.0, np.array([0.0, np.log(3.0)]))
+    array([0.5, 1.5])
+    """
+    x2 = np.asarray(x2, np.float64)
+    g = np.reshape(np.asarray(g, np.float64), x2.shape[:-1] + (1,))
+    return g * softmax_last(x2)
+
+
+@numba_impl(logsumexp_last_vjp)
+def _ol_logsumexp_last_vjp(g, x2):
+    check_array(x2, "x2")
+    number = not isinstance(g, types.Array)
+
+    def impl(g, x2):
+        y = _softmax_rows(x2)
+        gs = np.full(1, g) if number else np.ascontiguousarray(g).reshape(y.shape[0])
+        for i in range(y.shape[0]):
+            y[i, :] *= gs[i]
+        return y.reshape(x2.shape)
+
+    return impl
+
+
+def softmax_last_vjp(g, x2):
+    """The VJP of :func:`softmax_last`: ``y * (g - sum(g * y))`` along the last axis.
+
+    >>> softmax_last_vjp(np.array([1.0, 0.0]), np.array([0.0, 0.0]))
+    array([ 0.25, -0.25])
+    """
+    y = softmax_last(x2)
+    g = np.asarray(g, np.float64)
+    return y * (g - np.sum(g * y, axis=-1, keepdims=True))
+
+
+@numba_impl(softmax_last_vjp)
+def _ol_softmax_last_vjp(g, x2):
+    check_array(g, "g")
+    check_array(x2, "x2")
+
+    def impl(g, x2):
+        y = _softmax_rows(x2)
+        m, n = y.shape
+        gs = np.ascontiguousarray(g).reshape((m, n))
+        out = np.empty((m, n), np.float64)
+        for i in range(m):
+            dot = 0.0
+            for j in range(n):
+                dot += gs[i, j] * y[i, j]
+            for j in range(n):
+                out[i, j] = y[i, j] * (gs[i, j] - dot)
+        return out.reshape(x2.shape)
 
     return impl

@@ -33,6 +33,7 @@ from pathlib import Path
 import gast
 import numpy as np
 import pytest
+import scipy.special
 from rule_table_cases import NOT_FLOAT, TABLE, Case, cases, numba_cases
 
 import s2s_ad as ad
@@ -95,7 +96,8 @@ def _resolve(node: ast.expr, params: set[str]):
     if isinstance(node, ast.Name):
         if node.id in params:
             return None
-        return {"np": np, "math": math}.get(node.id, getattr(builtins, node.id, None))
+        return {"np": np, "math": math, "scipy": scipy}.get(node.id,
+                                                            getattr(builtins, node.id, None))
     if isinstance(node, ast.Attribute):
         base = _resolve(node.value, params)
         return getattr(base, node.attr, None) if base is not None else None
@@ -213,7 +215,8 @@ def _rules_called_at(node: ast.AST, params: set[str]) -> list:
 def _is_float_value(node: ast.expr, values: dict) -> bool:
     """Whether the operand evaluates to a float (or a float array) at the case's point."""
     try:
-        value = eval(ast.unparse(node), {"np": np, "math": math, **values})  # noqa: S307
+        value = eval(ast.unparse(node), {"np": np, "math": math, "scipy": scipy,  # noqa: S307
+                                         **values})
     except Exception:  # a comprehension's variable: not known on its own
         return False
     if isinstance(value, tuple | list):  # the operands of a join: any float one
@@ -252,7 +255,7 @@ def test_every_parameter_of_every_rule_is_checked_with_a_float():
 
 
 # ---- building the functions ---------------------------------------------------------------
-_HEADER = "import math\n\nimport numpy as np\n\n\n"
+_HEADER = "import math\n\nimport numpy as np\nimport scipy.special\n\n\n"
 _modules = itertools.count()
 
 
@@ -273,7 +276,7 @@ class Built:
         self.case = case
         self.names = list(values)
         # one namespace: a comprehension in the expression sees the arguments
-        out = eval(case.expr, {"np": np, "math": math, **values})  # noqa: S307
+        out = eval(case.expr, {"np": np, "math": math, "scipy": scipy, **values})  # noqa: S307
         if np.ndim(out) == 0:
             u = float(rng.uniform(0.5, 2.0) * rng.choice([-1.0, 1.0]))
         else:
