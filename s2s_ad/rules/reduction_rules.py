@@ -13,7 +13,7 @@ import gast
 import numpy as np
 
 from ..kinds import NUMERIC, ArrayKind
-from ..runtime import reductions, special
+from ..runtime import moments, reductions
 from ..runtime.reductions import Forms
 from .registry import NOT_CONSTANT, primitive, rt_name
 from .result_kinds import int_array_or_int, ints, like
@@ -190,6 +190,12 @@ primitive(np.argsort, ("x",), kind=int_array_or_int, nargs=1)
 
 
 # ---- issue 23: variance, trace, cumulative products, differences ---------------------------
+def reduced_kind(axis_at: int, keepdims_at: int):
+    """The result kind of a reduction whose ``axis`` and ``keepdims`` are the operands at
+    these positions (``np.var``, ``scipy.special.logsumexp``)."""
+    return lambda k, o: _reduced([k[0]], [o[0], o[axis_at], o[keepdims_at]])
+
+
 def reduced_axes(name: str, axis, x) -> tuple:
     """The constant ``axis`` (an int, a tuple or None: all) of a reduction of an array of
     kind ``x``, as a tuple of axes (``rt.axes_last`` reads it)."""
@@ -229,12 +235,12 @@ def _moment_variant(name: str, forms: tuple):
     return variant
 
 
-for _fn, _forms in ((np.var, (special.var_last, special.var_last_vjp)),
-                   (np.std, (special.std_last, special.std_last_vjp))):
+for _fn, _forms in ((np.var, (moments.var_last, moments.var_last_vjp)),
+                   (np.std, (moments.std_last, moments.std_last_vjp))):
     primitive(_fn, ("x", "axis", "dtype", "out", "ddof", "keepdims"), {"x": "g"},
               defaults={"axis": None, "dtype": None, "out": None, "ddof": 0, "keepdims": False},
-              kind=lambda k, o: _reduced([k[0]], [o[0], o[1], o[5]]),
-              variant=_moment_variant(_fn.__name__, _forms), methods=(_fn.__name__,))
+              kind=reduced_kind(1, 5), variant=_moment_variant(_fn.__name__, _forms),
+              methods=(_fn.__name__,))
 
 
 def _array_at_least(name: str, ndim: int):

@@ -31,7 +31,7 @@ import scipy.special as sps
 
 from ..kinds import NUMERIC, ArrayKind
 from ..runtime import special
-from .reduction_rules import _reduced, reduced_axes
+from .reduction_rules import reduced_axes, reduced_kind
 from .registry import NOT_CONSTANT, primitive, rt_name
 from .result_kinds import floats
 
@@ -81,7 +81,7 @@ def _logsumexp_variant(consts: dict, kinds: dict) -> dict:
 
 primitive(sps.logsumexp, ("x", "axis", "b", "keepdims", "return_sign"), {"x": "g"},
           defaults={"axis": None, "b": None, "keepdims": False, "return_sign": False},
-          kind=lambda k, o: _reduced([k[0]], [o[0], o[1], o[3]]), variant=_logsumexp_variant)
+          kind=reduced_kind(1, 3), variant=_logsumexp_variant)
 
 
 def _softmax_variant(consts: dict, kinds: dict) -> dict:
