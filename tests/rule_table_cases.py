@@ -25,6 +25,7 @@ from dataclasses import dataclass
 import gast
 import numpy as np
 import scipy.linalg
+import scipy.special
 
 from s2s_ad import runtime
 
@@ -680,6 +681,36 @@ rule(np.diff, None,
      Case("np.diff-3d-axis1", "np.diff(x, n=1, axis=1)", args(x=unif((2, 3, 4)))),
      Case("np.diff-n0", "np.diff(x, 0)", args(x=unif(M))))
 
+_SPECIAL_DOMAINS = {"gammaln": (0.2, 4.0), "digamma": (0.3, 4.0), "erf": (-2.0, 2.0),
+                    "erfc": (-2.0, 2.0), "expit": (-4.0, 4.0), "logit": (0.05, 0.95)}
+for _name, _dom in _SPECIAL_DOMAINS.items():
+    rule(getattr(scipy.special, _name), None,
+         Case(f"scipy.special.{_name}", f"scipy.special.{_name}(x)", args(x=unif(M, *_dom))),
+         Case(f"scipy.special.{_name}-scalar", f"scipy.special.{_name}(x)",
+              args(x=unif((), *_dom))))
+TABLE[(scipy.special.gammaln, None)].append(
+    Case("scipy.special.gammaln-negative", "scipy.special.gammaln(x)",
+         args(x=unif(V, -2.8, -2.2)), numba=True))
+rule(scipy.special.xlogy, None,
+     Case("scipy.special.xlogy", "scipy.special.xlogy(a, b)",
+          args(a=unif(M, -1.0, 1.0), b=unif(ROW, 0.2, 2.0))),
+     Case("scipy.special.xlogy-scalars", "scipy.special.xlogy(a, b)",
+          args(a=unif(), b=unif((), 0.2, 2.0))))
+rule(scipy.special.logsumexp, None,
+     Case("scipy.special.logsumexp", "scipy.special.logsumexp(x)", args(x=unif(M, -2, 2))),
+     Case("scipy.special.logsumexp-axis", "scipy.special.logsumexp(x, axis=1)",
+          args(x=unif((2, 3, 4), -2, 2)), numba=True),
+     Case("scipy.special.logsumexp-tuple-keepdims",
+          "scipy.special.logsumexp(x, axis=(0, -1), keepdims=True)",
+          args(x=unif((2, 3, 4), -2, 2))),
+     Case("scipy.special.logsumexp-scalar", "scipy.special.logsumexp(x)", args(x=unif())))
+rule(scipy.special.softmax, None,
+     Case("scipy.special.softmax", "scipy.special.softmax(x)", args(x=unif(M, -2, 2))),
+     Case("scipy.special.softmax-axis", "scipy.special.softmax(x, axis=-1)",
+          args(x=unif((2, 3, 4), -2, 2)), numba=True),
+     Case("scipy.special.softmax-tuple", "scipy.special.softmax(x, axis=(0, 2))",
+          args(x=unif((2, 3, 4), -2, 2))))
+
 
 # ---- the audit: parameters no case feeds from a float argument, and why ------------------
 # Every other parameter of every rule (differentiable or not, with an adjoint or treated as
@@ -722,6 +753,10 @@ NOT_FLOAT: dict[tuple, dict[str, str]] = {
     (np.cumprod, None): {"axis": _CONSTANT},
     (np.diff, None): {"n": "an int order (NumPy refuses floats)",
                       "axis": "an int axis (NumPy refuses floats)"},
+    (scipy.special.logsumexp, None): {"axis": _CONSTANT, "keepdims": _CONSTANT,
+                                      "b": "refused (logsumexp(a + np.log(b)) instead)",
+                                      "return_sign": "refused unless False"},
+    (scipy.special.softmax, None): {"axis": _CONSTANT},
 }
 
 

@@ -3,8 +3,9 @@
 Each table is a file of entries, one primitive each: ``math_rules``,
 ``builtin_rules``, ``elementwise_rules``, ``reduction_rules``, ``shape_rules``,
 ``linalg_rules``, ``product_rules``, ``scipy_linalg_rules``, ``constructor_rules``,
-``stack_rules``, ``einsum_rules`` and ``list_rules``.  An entry is a call of
-:func:`primitive` on the function object: its parameters, the adjoint (VJP)
+``stack_rules``, ``einsum_rules``, ``list_rules``, and ``special_rules``
+(``scipy.special``: registered once the user's code has imported it).  An entry is a
+call of :func:`primitive` on the function object: its parameters, the adjoint (VJP)
 template of each (in the parameters, ``z``
 the result and ``g`` its cotangent), its result kind, and whatever else is
 true of it (``elementwise``, ``methods``, ``view``...).  The name generated

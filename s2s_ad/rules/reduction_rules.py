@@ -13,7 +13,7 @@ import gast
 import numpy as np
 
 from ..kinds import NUMERIC, ArrayKind
-from ..runtime import reductions, special
+from ..runtime import moments, reductions
 from ..runtime.reductions import Forms
 from .linalg_rules import matrix_norm
 from .registry import NOT_CONSTANT, primitive, rt_name
@@ -193,6 +193,24 @@ primitive(np.argsort, ("x",), kind=int_array_or_int, nargs=1)
 
 
 # ---- issue 23: variance, trace, cumulative products, differences ---------------------------
+def reduced_kind(axis_at: int, keepdims_at: int):
+    """The result kind of a reduction whose ``axis`` and ``keepdims`` are the operands at
+    these positions (``np.var``, ``scipy.special.logsumexp``)."""
+    return lambda k, o: _reduced([k[0]], [o[0], o[axis_at], o[keepdims_at]])
+
+
+def reduced_axes(name: str, axis, x) -> tuple:
+    """The constant ``axis`` (an int, a tuple or None: all) of a reduction of an array of
+    kind ``x``, as a tuple of axes (``rt.axes_last`` reads it)."""
+    if not isinstance(x, ArrayKind) or x.ndim is None:
+        raise ValueError(f"{name}: the number of dimensions of x must be known")
+    if axis is None:
+        return tuple(range(x.ndim))
+    if isinstance(axis, bool) or not isinstance(axis, int | tuple):
+        raise ValueError(f"{name}: axis must be an int, a tuple of ints or None")
+    return axis if isinstance(axis, tuple) else (axis,)
+
+
 def _moment_variant(name: str, forms: tuple):
     """``np.var``/``np.std`` over any constant axis (an int, a tuple or None): along the
     last axis of the reduced axes moved back and merged (``rt.axes_last``); ``ddof``
@@ -207,13 +225,9 @@ def _moment_variant(name: str, forms: tuple):
         if consts.get("dtype") is not None or consts.get("out") is not None:
             raise ValueError(f"np.{name}: dtype= and out= are not supported: convert the "
                              "input with .astype(...) and use the returned value")
-        x = kinds.get("x")
-        if x in NUMERIC:  # the variance of one number is 0
+        if kinds.get("x") in NUMERIC:  # the variance of one number is 0
             return {"forward": "0.0 * x", "adjoints": {"x": "0.0 * g"}}
-        if not isinstance(x, ArrayKind) or x.ndim is None:
-            raise ValueError(f"np.{name}: the number of dimensions of x must be known")
-        axes = tuple(range(x.ndim)) if axis is None else \
-            axis if isinstance(axis, tuple) else (axis,)
+        axes = reduced_axes(f"np.{name}", axis, kinds.get("x"))
         merged = f"rt.axes_last(x, {axes!r})"
         back = f"rt.axes_back({vjp}(g, {merged}, ddof), x, {axes!r})"
         forward = f"{helper}({merged}, ddof)"
@@ -224,12 +238,12 @@ def _moment_variant(name: str, forms: tuple):
     return variant
 
 
-for _fn, _forms in ((np.var, (special.var_last, special.var_last_vjp)),
-                   (np.std, (special.std_last, special.std_last_vjp))):
+for _fn, _forms in ((np.var, (moments.var_last, moments.var_last_vjp)),
+                   (np.std, (moments.std_last, moments.std_last_vjp))):
     primitive(_fn, ("x", "axis", "dtype", "out", "ddof", "keepdims"), {"x": "g"},
               defaults={"axis": None, "dtype": None, "out": None, "ddof": 0, "keepdims": False},
-              kind=lambda k, o: _reduced([k[0]], [o[0], o[1], o[5]]),
-              variant=_moment_variant(_fn.__name__, _forms), methods=(_fn.__name__,))
+              kind=reduced_kind(1, 5), variant=_moment_variant(_fn.__name__, _forms),
+              methods=(_fn.__name__,))
 
 
 def _array_at_least(name: str, ndim: int):

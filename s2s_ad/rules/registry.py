@@ -31,7 +31,9 @@ ValueError: template 'rt.no_such_helper(g)': s2s_ad.runtime has no helper 'no_su
 from __future__ import annotations
 
 import builtins
+import importlib
 import math
+import sys
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -144,9 +146,12 @@ _NAMESPACES = (("np.", np), ("np.linalg.", np.linalg), ("math.", math), ("rt.", 
 
 
 def spelled(obj: Any) -> str:
-    """The name generated code calls ``obj`` by (``np.sin``, ``rt.reshape_like``...)."""
+    """The name generated code calls ``obj`` by (``np.sin``, ``rt.reshape_like``...);
+    for a ``scipy.special`` function, the name messages give it (its rule's forward
+    calls a runtime helper: generated code does not import SciPy, and Numba compiles
+    none of its functions)."""
     name = getattr(obj, "__name__", None)
-    for prefix, namespace in _NAMESPACES:
+    for prefix, namespace in (*_NAMESPACES, ("scipy.special.", sys.modules.get("scipy.special"))):
         if name and getattr(namespace, name, None) is obj:
             return prefix + name
     raise ValueError(f"{obj!r} is not a function of numpy, math, builtins or s2s_ad.runtime "
@@ -174,6 +179,9 @@ _REFUSALS = Table("refusals")  # a function refused with a reason -> (problem, w
 
 def register(obj: Any, rule: Rule, nargs: int | None = None) -> None:
     """Register ``rule`` for calls of ``obj`` (with ``nargs`` arguments, or any)."""
+    if rule.emit.startswith("scipy.") and rule.forward is None and rule.variant is None:
+        raise ValueError(f"{rule.emit}: give the rule a forward= calling a runtime helper "
+                         "(generated code does not import SciPy)")
     for text in rule.templates():
         parse_template(text)  # a syntax error or unknown helper fails here, at import
     for method in rule.methods:  # np.amax shares np.max's rule, and np.max is x.max()
@@ -246,8 +254,21 @@ def reverse_pass(obj: Any) -> Callable[[Callable], Callable]:
     return setting
 
 
+# Tables of a library the project does not import itself, loaded once the user's code has
+# imported the library (importing scipy.special costs about 0.3 s): module -> its table.
+_LIBRARY_TABLES = {"scipy.special": "s2s_ad.rules.special_rules"}
+
+
+def load_library_tables() -> None:
+    """Register the tables of the libraries the user's code has imported by now."""
+    for module, table in _LIBRARY_TABLES.items():
+        if module in sys.modules and table not in sys.modules:
+            importlib.import_module(table)
+
+
 def lookup(obj: Any, nargs: int) -> Rule | None:
     """The rule for calling ``obj`` with ``nargs`` arguments, if any."""
+    load_library_tables()
     for key in ((obj, nargs), (obj, None)):
         rule = _RULES.get(key)
         if rule is not None:
@@ -258,6 +279,7 @@ def lookup(obj: Any, nargs: int) -> Rule | None:
 def arities(obj: Any) -> list[int]:
     """The argument counts ``obj`` has rules for, when each rule is for one count
     (empty when ``obj`` has none, or one for any count)."""
+    load_library_tables()
     counts = [nargs for (other, nargs), _ in _RULES if other is obj]
     return [] if None in counts else sorted(counts)
 
@@ -285,6 +307,7 @@ def operator_rule(op: gast.operator | gast.unaryop, where: Any = None) -> Rule:
 
 def all_rules() -> list[tuple[Any, int | None, Rule]]:
     """Every registered rule as (callee or operator class, nargs or None, rule)."""
+    load_library_tables()
     calls = [(obj, nargs, rule) for (obj, nargs), rule in _RULES]
     ops = [(op, None, rule) for op, rule in [*_BINOPS, *_UNARYOPS]]
     return calls + ops

@@ -46,10 +46,15 @@ module and exactly each one's helpers):
 - ``scans``: ``reverse_cumsum`` (cumsum's VJP), ``sort_axis``, ``sort_vjp``
 - ``norms``: ``norm_p_slope`` (the VJP of a vector p-norm)
 - ``special``: ``heaviside``, ``sinc_slope`` (element-wise functions Numba lacks, and
-  slopes); ``axes_last``, ``axes_back``, ``axes_kept``, ``last_kept`` (a reduction over
-  a tuple of axes is one along the last axis of ``axes_last(x, axes)``); ``var_last``,
-  ``std_last`` and their VJPs ``var_last_vjp``, ``std_last_vjp``; ``trace_axes``,
-  ``trace_vjp``; ``cumprod_axis``, ``cumprod_vjp``; ``diff_axis``, ``diff_vjp``
+  slopes) and ``scipy.special``'s (SciPy in Python, own kernels in Numba): ``gammaln``,
+  ``digamma``, ``trigamma``, ``erf``, ``erfc``, ``expit``, ``logit``, ``xlogy``,
+  ``xlogy_dx``, ``xlogy_dy``
+- ``moments``: ``axes_last``, ``axes_back``, ``axes_kept``, ``last_kept`` (a reduction
+  over a tuple of axes is one along the last axis of ``axes_last(x, axes)``);
+  ``var_last``, ``std_last``, ``logsumexp_last``, ``softmax_last`` and their VJPs
+  ``var_last_vjp``, ``std_last_vjp``, ``logsumexp_last_vjp``, ``softmax_last_vjp``
+- ``along_axis``: ``trace_axes``, ``trace_vjp`` (any offset, stacks), ``cumprod_axis``,
+  ``cumprod_vjp``, ``diff_axis``, ``diff_vjp``
 - ``linalg``: ``det``, ``inv``, ``solve`` of stacks of matrices and their VJPs
   ``det_vjp``, ``inv_vjp``, ``solve_vjp_a``, ``solve_vjp_b``
 - ``decompositions``: ``svd``, ``svd_vjp``, ``singular_values``, ``singular_values_vjp``,
@@ -140,6 +145,7 @@ ZeroDivisionError (Numba's default error model), where NumPy gives inf/nan;
 array division follows NumPy. The helpers here guard their divisions.
 """
 
+from .along_axis import *  # noqa: F403
 from .broadcasting import *  # noqa: F403  (the helpers generated code calls as rt.<name>)
 from .decompositions import *  # noqa: F403
 from .einsum import *  # noqa: F403
@@ -147,6 +153,7 @@ from .given import *  # noqa: F403
 from .indexing import *  # noqa: F403
 from .linalg import *  # noqa: F403
 from .lists import *  # noqa: F403
+from .moments import *  # noqa: F403
 from .norms import *  # noqa: F403
 from .rearrange import *  # noqa: F403
 from .reductions import *  # noqa: F403

@@ -34,6 +34,7 @@ import gast
 import numpy as np
 import pytest
 import scipy.linalg
+import scipy.special
 from rule_table_cases import NOT_FLOAT, TABLE, Case, cases, numba_cases
 
 import s2s_ad as ad
@@ -218,7 +219,8 @@ def _rules_called_at(node: ast.AST, params: set[str]) -> list:
 def _is_float_value(node: ast.expr, values: dict) -> bool:
     """Whether the operand evaluates to a float (or a float array) at the case's point."""
     try:
-        value = eval(ast.unparse(node), {"np": np, "math": math, **values})  # noqa: S307
+        value = eval(ast.unparse(node), {"np": np, "math": math, "scipy": scipy,  # noqa: S307
+                                         **values})
     except Exception:  # a comprehension's variable: not known on its own
         return False
     if isinstance(value, tuple | list):  # the operands of a join: any float one
@@ -257,7 +259,7 @@ def test_every_parameter_of_every_rule_is_checked_with_a_float():
 
 
 # ---- building the functions ---------------------------------------------------------------
-_HEADER = "import math\n\nimport numpy as np\nimport scipy.linalg\n\n\n"
+_HEADER = "import math\n\nimport numpy as np\nimport scipy.linalg\nimport scipy.special\n\n\n"
 _modules = itertools.count()
 
 

@@ -13,6 +13,8 @@ import warnings
 
 import numpy as np
 import pytest
+import scipy.special as sps
+from scipy.special import logsumexp, xlogy
 
 import s2s_ad as ad
 from s2s_ad.testing import check_grads
@@ -348,6 +350,18 @@ def _reduction_input(name, shape, rng):
 _REDUCERS: dict = {}
 
 
+def _from_source(source: str, tag: str):
+    """The one function ``source`` defines, with its source where the compiler reads it
+    (an axis written as a literal, as a user would: a closure's is a run-time value)."""
+    import linecache
+    path = f"<{tag}>"
+    linecache.cache[path] = (len(source), None, source.splitlines(True), path)
+    namespace = {"np": np, "sps": sps, "logsumexp": logsumexp}
+    exec(compile(source, path, "exec"), namespace)  # noqa: S102
+    return next(v for k, v in namespace.items() if k not in ("np", "sps", "logsumexp",
+                                                             "__builtins__"))
+
+
 def _reducer(name: str, axis, keepdims: bool, ddof: int = 0):
     """A user-like function reducing ``readings`` by ``name`` along ``axis`` (written as
     a literal in its source, as a user would), one per combination (cached)."""
@@ -357,12 +371,7 @@ def _reducer(name: str, axis, keepdims: bool, ddof: int = 0):
         source = (f"def reduce_readings(readings, weights):\n"
                   f"    summary = np.{name}(readings, axis={axis!r}, keepdims={keepdims}{extra})\n"
                   f"    return np.sum(summary * weights) + np.sum(summary ** 2)\n")
-        namespace = {"np": np}
-        path = f"<reducer {name} {axis} {keepdims} {ddof}>"
-        import linecache
-        linecache.cache[path] = (len(source), None, source.splitlines(True), path)
-        exec(compile(source, path, "exec"), namespace)  # noqa: S102
-        _REDUCERS[key] = namespace["reduce_readings"]
+        _REDUCERS[key] = _from_source(source, f"reducer {name} {axis} {keepdims} {ddof}")
     return _REDUCERS[key]
 
 
@@ -553,3 +562,159 @@ def test_diff_numba_and_numpy_errors():
         return np.diff(level)
     with pytest.raises(ad.NonDifferentiableError, match="np.diff: x must have at least 1"):
         ad.gradient(scalar_diff)(1.0)
+
+
+# ---- scipy.special --------------------------------------------------------------------------
+def test_numba_kernels_match_scipy_over_a_range():
+    """The compiled kernels (own digamma/trigamma series, libm's lgamma/erf/erfc) agree
+    with SciPy to 1e-13 relative (+1e-15 absolute near zeros of the function) over
+    [-20.5, 40] and a geometric sweep near 0, away from the negative poles, where SciPy
+    itself loses digits (see the next test)."""
+    import numba
+
+    from s2s_ad import runtime as rt
+
+    @numba.njit
+    def kernels(xs, probabilities):
+        return (rt.gammaln(xs), rt.digamma(xs), rt.trigamma(xs), rt.erf(xs), rt.erfc(xs),
+                rt.expit(xs), rt.logit(probabilities))
+    xs = np.concatenate([np.linspace(-20.5, 40.0, 20001), np.geomspace(1e-8, 1e3, 2001),
+                         -np.geomspace(1e-8, 0.4, 501)])
+    xs = xs[np.abs(xs - np.round(xs)) > 1e-3 * (xs < 0)]  # off the poles at 0, -1, -2...
+    probabilities = np.linspace(1e-6, 1 - 1e-6, 1001)
+    got = kernels(xs, probabilities)
+    refs = (sps.gammaln(xs), sps.digamma(xs), sps.polygamma(1, xs), sps.erf(xs), sps.erfc(xs),
+            sps.expit(xs), sps.logit(probabilities))
+    for name, g, r in zip(("gammaln", "digamma", "trigamma", "erf", "erfc", "expit", "logit"),
+                          got, refs, strict=True):
+        tail = name == "erfc"  # erfc(x > 20) < 1e-170: libm and SciPy differ in the last bits
+        np.testing.assert_allclose(g, r, rtol=1e-11 if tail else 1e-13, atol=1e-15,
+                                   err_msg=name)
+
+
+def test_digamma_trigamma_kernels_against_mpmath_where_scipy_loses_digits():
+    """Reference values: mpmath 1.3 at 30 digits (mpmath.digamma, mpmath.psi(1, x))."""
+    from s2s_ad.runtime.special import _digamma_one, _trigamma_one
+    reference = {-19.9999675: (-30766.210140226839517, 946745565.39121160758),
+                 -2.5: (1.1031566406452431872, 9.5392466449891237539),
+                 0.5: (-1.9635100260214234794, 4.9348022005446793094),
+                 1e-8: (-100000000.57721564636, 10000000000000001.226),
+                 50.0: (3.901989673427892197, 0.020201333226697125806)}
+    for x, (psi, psi1) in reference.items():
+        assert abs(_digamma_one(x) - psi) <= 5e-16 * abs(psi)  # 2 ulp
+        assert abs(_trigamma_one(x) - psi1) <= 5e-16 * abs(psi1)
+    assert _digamma_one(0.0) == -np.inf and np.isnan(_digamma_one(-3.0))
+    assert _trigamma_one(-3.0) == np.inf
+
+
+def log_evidence(shape, rate):
+    return np.sum(sps.gammaln(shape) - sps.digamma(shape) * rate + sps.erf(rate)
+                  - sps.erfc(shape) + sps.expit(rate) * sps.logit(sps.expit(shape)))
+
+
+@pytest.mark.parametrize("shape", SHAPES, ids=str)
+def test_special_unary_every_shape_python(shape):
+    rng = _rng()
+    check_grads(log_evidence, _value(shape, 0.3, 3.0, rng), _value(shape, -1.0, 1.0, rng),
+                paths=PY)
+
+
+def test_special_unary_numba_one_compile_two_inputs():
+    for seed in range(2):
+        rng = _rng(seed)
+        check_grads(log_evidence, rng.uniform(0.3, 3.0, (3, 4)), rng.uniform(-1, 1, (3, 4)),
+                    paths=BOTH)
+
+
+def entropy_terms(counts, rates):
+    return np.sum(xlogy(counts, rates) * 2.0)
+
+
+def test_xlogy_broadcasting_and_its_convention_at_zero():
+    """Slope log(y) in x and x / y in y; where x == 0 the slope in y is 0 (the value is 0
+    for every y), and at x == y == 0 the slope in x is 0."""
+    rng = _rng()
+    for sa, sb in BROADCASTS:
+        counts = _value(sa, -1.0, 1.0, rng)
+        check_grads(entropy_terms, counts, _value(sb, 0.2, 2.0, rng), paths=PY)
+    check_grads(entropy_terms, rng.uniform(-1, 1, (3, 4)), rng.uniform(0.2, 2, (4,)), paths=BOTH)
+    for jit in (False, True):
+        d_counts, d_rates = ad.gradient(ad.differentiable(entropy_terms, jit=jit), wrt=None)(
+            np.array([0.0, 0.0, 2.0]), np.array([0.0, 3.0, 0.5]))
+        np.testing.assert_array_equal(d_counts, [0.0, 2.0 * np.log(3.0), 2.0 * np.log(0.5)])
+        np.testing.assert_array_equal(d_rates, [0.0, 0.0, 8.0])
+
+
+def _lse(axis, keepdims):
+    return _from_source("def pooled(scores, weights):\n"
+                        f"    summary = logsumexp(scores, axis={axis!r}, keepdims={keepdims})\n"
+                        "    return np.sum(summary * weights)\n", f"logsumexp {axis} {keepdims}")
+
+
+@pytest.mark.parametrize("keepdims", [False, True])
+@pytest.mark.parametrize("axis", [None, 0, 1, -1, (0, 2), (2, 1, 0)], ids=str)
+def test_logsumexp_axes_python(axis, keepdims):
+    rng = _rng()
+    scores = rng.uniform(-3, 3, (2, 3, 4))
+    out = sps.logsumexp(scores, axis=axis, keepdims=keepdims)
+    weights = rng.uniform(-1, 1, np.shape(out))
+    weights = float(weights) if np.ndim(out) == 0 else weights
+    fn = _lse(axis, keepdims)
+    check_grads(fn, scores, weights, wrt=("scores",),
+                paths=BOTH if (axis, keepdims) == ((0, 2), True) else PY)
+
+
+def test_logsumexp_of_large_and_infinite_scores_as_scipy():
+    def total(scores):
+        return sps.logsumexp(scores)
+    scores = np.array([1000.0, 1000.0, -np.inf])
+    for jit in (False, True):
+        fn = ad.differentiable(total, jit=jit)
+        assert fn(scores) == sps.logsumexp(scores)
+        np.testing.assert_allclose(ad.gradient(fn)(scores), [0.5, 0.5, 0.0])
+        assert fn(np.array([-np.inf, -np.inf])) == -np.inf
+
+
+def test_logsumexp_weights_and_sign_are_refused_with_what_to_do():
+    def weighted(scores, weights):
+        return sps.logsumexp(scores, b=weights)
+    with pytest.raises(ad.NonDifferentiableError, match=r"b= is not supported: .*np.log\(b\)"):
+        ad.gradient(weighted)(np.ones(3), np.ones(3))
+
+
+def attention(scores, values):
+    return np.sum(sps.softmax(scores, axis=-1) * values) + np.sum(sps.softmax(scores) ** 2)
+
+
+def test_softmax_axes_both_paths():
+    rng = _rng()
+    check_grads(attention, rng.uniform(-2, 2, (3, 4)), rng.uniform(-1, 1, (3, 4)), paths=BOTH)
+    for axis in (0, 1, (0, 1), None):
+        soft_over = _from_source("def soft_over(scores, ramp):\n"
+                                 f"    return np.sum(sps.softmax(scores, axis={axis!r}) * ramp)\n",
+                                 f"softmax {axis}")
+        check_grads(soft_over, rng.uniform(-2, 2, (3, 4)), np.arange(12.0).reshape(3, 4),
+                    wrt=("scores",), paths=PY)
+
+
+def test_scipy_rules_load_once_the_users_code_imports_scipy_special():
+    """``import s2s_ad`` does not import scipy.special (about 0.3 s); its rules are
+    registered at the first lookup after the user's code has imported it, under the
+    name messages give them."""
+    import subprocess
+    import sys
+    code = ("import sys, s2s_ad\n"
+            "from s2s_ad.rules import lookup\n"
+            "assert 'scipy.special' not in sys.modules\n"
+            "import scipy.special as sps\n"
+            "rule = lookup(sps.gammaln, 1)\n"
+            "print(rule.emit, rule.forward)\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         check=True)
+    assert out.stdout.split() == ["scipy.special.gammaln", "rt.gammaln(x)"]
+
+
+def test_a_scipy_rule_without_a_runtime_forward_is_refused_when_registered():
+    from s2s_ad.rules import primitive
+    with pytest.raises(ValueError, match="forward= calling a runtime helper"):
+        primitive(sps.ndtr, ("x",), {"x": "g"})

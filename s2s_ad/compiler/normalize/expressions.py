@@ -538,9 +538,10 @@ class ExpressionNormalizer:
                     raise self.error(kw.value, f"unexpected argument '{kw.arg}' in call")
                 given[kw.arg] = kw.value
             args = []
+            read = self.argument if is_library(target) else self.atom
             for p in declared:
                 if p in given:
-                    args.append(self.atom(given[p]))
+                    args.append(read(given[p]))
                 elif p in defaults:
                     args.append(copy.deepcopy(defaults[p]))
                 else:
