@@ -2,11 +2,11 @@
 
 Each table is a file of entries, one primitive each: ``math_rules``,
 ``builtin_rules``, ``elementwise_rules``, ``reduction_rules``, ``shape_rules``,
-``linalg_rules``, ``product_rules``, ``scipy_linalg_rules``, ``constructor_rules``,
-``stack_rules``, ``einsum_rules``, ``list_rules``, and ``special_rules``
-(``scipy.special``: registered once the user's code has imported it).  An entry is a
-call of :func:`primitive` on the function object: its parameters, the adjoint (VJP)
-template of each (in the parameters, ``z``
+``axes_rules``, ``rearrange_rules``, ``linalg_rules``, ``product_rules``,
+``scipy_linalg_rules``, ``constructor_rules``, ``stack_rules``, ``einsum_rules``,
+``list_rules``, and ``special_rules`` (``scipy.special``: registered once the user's
+code has imported it).  An entry is a call of :func:`primitive` on the function
+object: its parameters, the adjoint (VJP) template of each (in the parameters, ``z``
 the result and ``g`` its cotangent), its result kind, and whatever else is
 true of it (``elementwise``, ``methods``, ``view``...).  The name generated
 code calls is derived from the object, and the compiler reads everything else
@@ -32,6 +32,7 @@ True
 """
 
 from . import (  # noqa: F401  (the tables)
+    axes_rules,
     builtin_rules,
     constructor_rules,
     einsum_rules,
@@ -40,6 +41,7 @@ from . import (  # noqa: F401  (the tables)
     list_rules,
     math_rules,
     product_rules,
+    rearrange_rules,
     reduction_rules,
     scipy_linalg_rules,
     shape_rules,

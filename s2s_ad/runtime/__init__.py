@@ -38,10 +38,10 @@ module and exactly each one's helpers):
   written by the function)
 - ``rearrange``: ``positions`` and ``gather_vjp`` (the VJP of any selection: tril,
   diag, pad...), ``repeat_axis``, ``repeat_vjp_axis``, ``roll_axis``, ``pad_axis``,
-  ``pad_vjp_axis`` (a mode by its code), ``diagonal_last``, ``section`` and
-  ``section_vjp`` (the pieces of np.split and its kin), ``masked`` (x[mask] for an N-d
-  mask), ``gradient_axis`` and ``gradient_vjp_axis`` (np.gradient), ``matmul`` (batched,
-  broadcast), ``partition_vjp``
+  ``pad_vjp_axis`` (a mode by its code), ``diagonal_last``, ``gradient_axis`` and
+  ``gradient_vjp_axis`` (np.gradient), ``matmul`` (batched, broadcast), ``partition_vjp``
+- ``pieces``: ``section`` and ``section_vjp`` (the pieces of np.split and its kin),
+  ``masked`` (x[mask] for an N-d mask)
 - ``einsum``: ``einsum`` (constant subscripts), ``einsum_like`` (its VJP forms)
 - ``scans``: ``reverse_cumsum`` (cumsum's VJP), ``sort_axis``, ``sort_vjp``
 - ``norms``: ``norm_p_slope`` (the VJP of a vector p-norm)
@@ -155,6 +155,7 @@ from .linalg import *  # noqa: F403
 from .lists import *  # noqa: F403
 from .moments import *  # noqa: F403
 from .norms import *  # noqa: F403
+from .pieces import *  # noqa: F403
 from .rearrange import *  # noqa: F403
 from .reductions import *  # noqa: F403
 from .scalar import *  # noqa: F403

@@ -40,7 +40,7 @@ from rule_table_cases import NOT_FLOAT, TABLE, Case, cases, numba_cases
 import s2s_ad as ad
 from s2s_ad import runtime
 from s2s_ad.compiler.jit import cache_dir
-from s2s_ad.compiler.normalize.expressions import SPLITS
+from s2s_ad.compiler.normalize.library_calls import SPLITS
 from s2s_ad.rules import all_rules, array_methods, lookup
 from s2s_ad.testing import partial_derivatives
 

@@ -12,7 +12,10 @@ from __future__ import annotations
 
 from typing import Any
 
+import gast
 import numpy as np
+
+from s2s_ad.compiler.syntax.builders import const
 
 
 def names_a_dtype(value: Any) -> bool:
@@ -41,3 +44,17 @@ def scalar_type(name: str) -> Any:
         return np.dtype(name).type
     except TypeError:
         return None
+
+
+def dtype_argument(norm: Any, node: gast.expr) -> gast.expr:
+    """A ``dtype=`` argument as NumPy's name of the dtype, for the expression normalizer
+    ``norm`` (an atom of it when it names no dtype)."""
+    try:
+        value = node.value if isinstance(node, gast.Constant) else norm.resolve(node)
+    except KeyError:
+        return norm.atom(node)
+    try:
+        return gast.copy_location(const(dtype_name(value)), node) \
+            if names_a_dtype(value) else norm.atom(node)
+    except ValueError as exc:
+        raise norm.error(node, *exc.args) from None

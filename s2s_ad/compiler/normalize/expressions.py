@@ -13,7 +13,6 @@ import copy
 import inspect
 import math
 import numbers
-import string
 import types
 from typing import Any
 
@@ -23,7 +22,15 @@ import numpy as np
 from s2s_ad import runtime
 from s2s_ad.compiler.dependencies import note_attribute
 from s2s_ad.compiler.ir import GlobalRead, LocalFunction, numbers_sequence
-from s2s_ad.compiler.normalize.dtypes import dtype_name, names_a_dtype, scalar_type
+from s2s_ad.compiler.normalize.dtypes import dtype_argument, scalar_type
+from s2s_ad.compiler.normalize.library_calls import (
+    SPLITS,
+    einsum_subscripts,
+    index_join,
+    literal_tuple,
+    literal_value,
+    split_pieces,
+)
 from s2s_ad.compiler.primitives import LIBRARY_MODULES, is_library
 from s2s_ad.compiler.structure_layout import builds_structure, call_method, call_value
 from s2s_ad.compiler.syntax.annotations import callee_of, set_attribute, set_callee, set_method
@@ -44,7 +51,6 @@ from s2s_ad.compiler.syntax.builders import (
     unary,
 )
 from s2s_ad.compiler.syntax.names import op_word
-from s2s_ad.errors import NonDifferentiableError
 from s2s_ad.kinds import is_structure
 from s2s_ad.rules import array_methods, lookup
 
@@ -52,8 +58,6 @@ _NUMBER = (numbers.Number, np.generic)
 
 
 ARRAY_ATTRIBUTES = {"T": np.transpose, "shape": np.shape, "size": np.size, "ndim": np.ndim}
-
-
 
 
 def atom_word(atom: gast.expr) -> str:
@@ -68,7 +72,6 @@ def atom_word(atom: gast.expr) -> str:
 def _stem(a: gast.expr, word: str, b: gast.expr) -> str:
     stem = f"{atom_word(a)}_{word}_{atom_word(b)}"
     return stem if len(stem) <= 16 else word
-
 
 
 def is_atom(node: gast.AST) -> bool:
@@ -322,7 +325,7 @@ class ExpressionNormalizer:
         return self.temp(value, f"cond_{atom_word(value)}", node)
 
     def subscript(self, node: gast.Subscript) -> tuple[gast.expr, str]:
-        joined = self.index_join(node)
+        joined = index_join(self, node)
         if joined is not None:
             return self.call(joined)
         base = self.atom(node.value)
@@ -407,10 +410,10 @@ class ExpressionNormalizer:
         if target is range:
             raise self.error(node, "range(...) is only supported as a for-loop iterable")
         if target in SPLITS:
-            return self.split(node, target), "pieces"
+            return split_pieces(self, node, target), "pieces"
         if target is np.einsum and len(node.args) > 1 and \
-                isinstance(_literal(node.args[1]), tuple):  # einsum(a, [0, 1], ...)
-            node = self.einsum_subscripts(node)
+                isinstance(literal_value(node.args[1]), tuple):  # einsum(a, [0, 1], ...)
+            node = einsum_subscripts(self, node)
         args, keywords = self.bind(node, target)
         if target in (min, max, math.hypot) and len(args) > 2 and not keywords:
             # max(a, b, c) -> max(max(a, b), c): same value, same first-wins ties
@@ -431,91 +434,6 @@ class ExpressionNormalizer:
         elif target is call_value:
             stem = f"{atom_word(args[0])}_out"
         return call, stem
-
-    def einsum_subscripts(self, node: gast.Call) -> gast.Call:
-        """``np.einsum(a, [0, 1], b, [1, 2], [0, 2])`` (operands each followed by its
-        list of axis numbers, then the output's) as ``np.einsum("ab,bc->ac", a, b)``."""
-        args = list(node.args)
-        output = args.pop() if len(args) % 2 else None
-        operands, lists = args[0::2], args[1::2]
-        texts = []
-        for sub in [*lists, *([output] if output is not None else [])]:
-            labels = _literal(sub)
-            if isinstance(labels, int):
-                labels = (labels,)
-            if not isinstance(labels, tuple) or not all(0 <= v < 52 for v in labels):
-                raise self.error(sub, "np.einsum: each list of axis numbers must be a literal "
-                                 "list of ints in range(52) (or write the subscripts string)")
-            texts.append("".join(string.ascii_letters[v] for v in labels))
-        spec = ",".join(texts[:len(operands)])
-        if output is not None:
-            spec += "->" + texts[-1]
-        call = call_node(node.func, [const(spec), *operands], node.keywords)
-        return gast.copy_location(call, node)
-
-    def index_join(self, node: gast.Subscript) -> gast.Call | None:
-        """``np.r_[a, b]`` as ``np.concatenate((np.atleast_1d(a), np.atleast_1d(b)))`` and
-        ``np.c_[a, b]`` as ``np.column_stack((a, b))`` (NumPy's meaning for numbers and
-        arrays of up to 2 dimensions); None for any other subscript."""
-        if not isinstance(node.value, gast.Attribute | gast.Name):
-            return None
-        try:
-            target = self.resolve(node.value)
-        except (KeyError, NonDifferentiableError):
-            return None
-        if target is not np.r_ and target is not np.c_:
-            return None
-        name = "r_" if target is np.r_ else "c_"
-        parts = node.slice.elts if isinstance(node.slice, gast.Tuple) else [node.slice]
-        if any(isinstance(p, gast.Slice) or (isinstance(p, gast.Constant)
-                                             and isinstance(p.value, str)) for p in parts):
-            raise self.error(node, f"np.{name} with slices or string directives is not "
-                             "supported", "build the array with np.arange/np.linspace and "
-                             "join with np.concatenate")
-        if target is np.r_:
-            items = []
-            for p in parts:
-                item = call_node(attribute(load("np"), "atleast_1d"), [p])
-                set_callee(item, np.atleast_1d)
-                items.append(gast.copy_location(item, p))
-            joined = call_node(attribute(load("np"), "concatenate"), [tuple_of(items)],
-                               [keyword("axis", const(0))])
-            set_callee(joined, np.concatenate)
-        else:
-            joined = call_node(attribute(load("np"), "column_stack"), [tuple_of(list(parts))])
-            set_callee(joined, np.column_stack)
-        return gast.copy_location(joined, node)
-
-    def split(self, node: gast.Call, target: Any) -> gast.expr:
-        """``np.split(x, 2)`` (and array_split, vsplit, hsplit, dsplit) as the tuple of
-        its pieces, one ``rt.section`` call each: the number of pieces must be known."""
-        name, fixed_axis, equal = SPLITS[target]
-        params = ["ary", "indices_or_sections"] + (["axis"] if fixed_axis == "axis" else [])
-        given = dict(zip(params, node.args, strict=False))
-        given.update({k.arg: k.value for k in node.keywords})
-        if set(given) - set(params) or len(node.args) > len(params) or "ary" not in given \
-                or "indices_or_sections" not in given:
-            raise self.error(node, f"np.{name}: give the array, the sections and (for split "
-                             "and array_split) the axis")
-        sections = given["indices_or_sections"]
-        literal = literal_tuple(sections)
-        if literal is None and not (isinstance(sections, gast.Constant)
-                                    and type(sections.value) is int):
-            raise self.error(node, f"np.{name}: the sections must be a literal int or tuple "
-                             "of ints (the number of pieces must be known when compiling)")
-        sections = literal or sections
-        count = len(sections.value) + 1 if literal is not None else sections.value
-        array = self.atom(given["ary"])
-        axis = self.atom(given.get("axis", const(0))) if fixed_axis == "axis" \
-            else const(fixed_axis)
-        pieces = []
-        for i in range(count):
-            piece = call_node(attribute(load("rt"), "section"),
-                              [array, sections, const(i), axis, const(equal)])
-            set_callee(piece, runtime.section)
-            gast.copy_location(piece, node)
-            pieces.append(self.temp(piece, f"{atom_word(array)}_piece", node))
-        return tuple_of(pieces)
 
     def bind(self, node: gast.Call, target: Any) -> tuple[list[gast.expr], list[gast.keyword]]:
         """Atoms for the arguments; keywords of Python functions bound to positions."""
@@ -555,46 +473,9 @@ class ExpressionNormalizer:
                         for k in node.keywords]
             return args, keywords
         args = [self.atom(a) for a in node.args]
-        keywords = [keyword(k.arg, self.dtype_name(k.value) if k.arg == "dtype"
+        keywords = [keyword(k.arg, dtype_argument(self, k.value) if k.arg == "dtype"
                             else self.atom(k.value)) for k in node.keywords]
         return args, keywords
-
-    def dtype_name(self, node: gast.expr) -> gast.expr:
-        """A ``dtype=`` argument as NumPy's name of the dtype (see :mod:`.dtypes`)."""
-        try:
-            value = node.value if isinstance(node, gast.Constant) else self.resolve(node)
-        except KeyError:
-            return self.atom(node)
-        try:
-            return gast.copy_location(const(dtype_name(value)), node) \
-                if names_a_dtype(value) else self.atom(node)
-        except ValueError as exc:
-            raise self.error(node, *exc.args) from None
-
-
-#: The splits: (name, axis ("axis": the call's, default 0; None: hsplit's), equal pieces)
-SPLITS = {np.split: ("split", "axis", True), np.array_split: ("array_split", "axis", False),
-          np.vsplit: ("vsplit", 0, True), np.hsplit: ("hsplit", None, True),
-          np.dsplit: ("dsplit", 2, True)}
-
-
-def literal_tuple(node: gast.expr) -> gast.Constant | None:
-    """A tuple display of int constants (or of such tuples), as one constant: the
-    ``axes`` of ``np.transpose(x, (2, 0, 1))``, the ``pad_width`` of ``np.pad``."""
-    value = _literal(node)
-    return gast.copy_location(const(value), node) if isinstance(value, tuple) else None
-
-
-def _literal(node: gast.expr):
-    if isinstance(node, gast.Constant) and type(node.value) is int:
-        return node.value
-    if isinstance(node, gast.UnaryOp) and isinstance(node.op, gast.USub) and \
-            isinstance(node.operand, gast.Constant) and type(node.operand.value) is int:
-        return -node.operand.value
-    if isinstance(node, gast.Tuple | gast.List):
-        items = [_literal(e) for e in node.elts]
-        return tuple(items) if None not in items else None
-    return None
 
 
 _MAX_REPEATED = 64  # items of a repeated display written out; longer ones are refused
