@@ -78,7 +78,10 @@ primitive(np.dot, ("a", "b"), {"a": "g", "b": "g"}, kind=_dot,
 primitive(np.matmul, ("a", "b"), {"a": "g", "b": "g"}, kind=_matmul, variant=_product_variant)
 register_binop(gast.MatMult, Rule("@", ("a", "b"), {"a": "g", "b": "g"}, kind=_matmul,
                                   variant=_product_variant))
-primitive(np.outer, ("a", "b"), {"a": "np.dot(g, b)", "b": "np.dot(a, g)"}, kind=_outer)
+# np.outer flattens its operands: the cotangents are shaped back like them
+primitive(np.outer, ("a", "b"), {"a": "rt.reshape_like(np.dot(g, np.ravel(b)), a)",
+                                 "b": "rt.reshape_like(np.dot(np.ravel(a), g), b)"},
+          kind=_outer)
 
 
 # ---- linear algebra (of a matrix, or of a stack of matrices: runtime.linalg) -------------

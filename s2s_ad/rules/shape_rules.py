@@ -72,6 +72,9 @@ def _pieces(kinds: dict, piece: str) -> str:
 
 
 def _concatenate_variant(consts: dict, kinds: dict) -> dict:
+    if consts.get("axis") is None:
+        raise ValueError("np.concatenate(..., axis=None) is not supported: flatten the "
+                         "pieces first, np.concatenate((np.ravel(a), np.ravel(b)))")
     bounds = "rt.slice_axis(g, axis, {start}, {stop})"
     n = len(kinds["seq"])
     sizes = [f"seq[{i}].shape[axis]" for i in range(n)]
