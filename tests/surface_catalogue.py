@@ -8,8 +8,8 @@ differences are a valid reference. The cases are written into one real module fi
 (``catalogue_module``) so that the compiler reads them through their own source.
 
 ``FAMILIES`` maps a family name to the function that lists its cases. ``CASES`` is all
-of them; ``ci_sample`` picks the cases the default test run checks in each path (the
-whole catalogue runs in the slow tier and in ``tests/surface_report.py``).
+of them: tests/rules/test_surface_catalogue.py checks them (the Python path by default,
+the Numba path in the slow tier), and ``tests/surface_report.py`` counts the outcomes.
 """
 
 from __future__ import annotations
@@ -753,18 +753,6 @@ def check(case: Case, jit: bool) -> Outcome:
             return Outcome("no numba", str(error)[:2000])
         except Exception as error:  # noqa: BLE001  (every other error is a crash)
             return Outcome("crash", f"{type(error).__name__}: {error}"[:2000])
-
-
-def ci_sample() -> list[Case]:
-    """The cases the default run checks on the Numba path: each function's first case
-    (the slow tier runs the rest; the Python path runs all of them)."""
-    seen: set[str] = set()
-    sample = []
-    for case in CASES:
-        if case.function not in seen:
-            sample.append(case)
-        seen.add(case.function)
-    return sample
 
 
 def counts_by(key: Callable[[Case], str]) -> dict[str, int]:

@@ -16,8 +16,8 @@ modules, by topic (this ``__init__`` re-exports each one's ``__all__``;
 module and exactly each one's helpers):
 
 - ``scalar``: ``sign``, ``log_or_zero``, ``pow_slope``, ``cbrt``, ``fmod``, ``fsum``,
-  ``int_pow``, ``number_as_float``, ``number_as_int``, ``astype_int``, ``astype_float``,
-  ``as_float64``, ``run_hook``
+  ``int_pow``, ``number_as_float``, ``number_as_int``, ``zero_d_item``, ``astype_int``,
+  ``astype_float``, ``as_float64``, ``run_hook``
 - ``given``: ``given_cotangents``, ``given_cotangent`` (the cotangents a registered
   kernel gradient or a custom derivative returns, checked against the inputs)
 - ``tapes``: ``grow`` (growable tapes), ``block_push`` and ``block_read`` (a loop's

@@ -15,6 +15,7 @@ from numba.core import types
 from numba.extending import overload, register_jitable
 
 __all__ = [
+    "zero_d_item",
     "as_float64",
     "astype_float",
     "astype_int",
@@ -86,7 +87,7 @@ def _ol_int_pow(a, b):
 
 def number_as_float(x):
     """A bool or int as a float (Numba's ``float`` refuses bools): a list item of a list
-    whose items join to floats.
+    whose items join to floats; also the entry of a 0-d array.
 
     >>> number_as_float(True), number_as_float(3)
     (1.0, 3.0)
@@ -98,7 +99,26 @@ def number_as_float(x):
 def _ol_number_as_float(x):
     if isinstance(x, types.Boolean):
         return lambda x: 1.0 if x else 0.0
+    if isinstance(x, types.Array):  # a 0-d array: its entry (a number's kind)
+        return lambda x: float(x[()])
     return lambda x: float(x)
+
+
+def zero_d_item(x):
+    """``x[()]``: the entry of a 0-d array, or a number itself (``np.array(2.0)`` of a
+    number is the number in generated code, where NumPy makes a 0-d array).
+
+    >>> float(zero_d_item(np.array(2.5))), zero_d_item(1.5)
+    (2.5, 1.5)
+    """
+    return x[()] if isinstance(x, np.ndarray) else x
+
+
+@overload(zero_d_item, strict=False)
+def _ol_zero_d_item(x):
+    if isinstance(x, types.Array):
+        return lambda x: x[()]
+    return lambda x: x
 
 
 def number_as_int(x):

@@ -53,7 +53,7 @@ def test_functions_that_ran_with_python_are_named_even_when_the_hot_one_is_compi
 
 
 def energy_of(positions):
-    return np.sum(positions * positions)
+    return np.sum(positions[1:] * positions[:-1])
 
 
 def annotated_energy(positions: np.ndarray):

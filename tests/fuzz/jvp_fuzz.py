@@ -18,7 +18,7 @@ import warnings
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "forward"))
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "compiler"))
 
 from forward_checks import check_jvp  # noqa: E402
 from oracle import Unreliable, choose_point, instrumented_module, load_source, unload  # noqa: E402

@@ -350,9 +350,9 @@ class ExpressionNormalizer:
             return tuple_of([self.index(e) for e in node.elts])
         if isinstance(node, gast.Constant) and (node.value is None or node.value is Ellipsis):
             return node
-        value = self.atom(node)
-        if isinstance(value, gast.Constant) and not isinstance(value.value, int | str):
-            raise self.error(node, "an index must be an integer or a slice")
+        value = self.atom(node)  # np.newaxis is None
+        if isinstance(value, gast.Constant) and not isinstance(value.value, int | str | None):
+            raise self.error(node, "an index must be an integer, a slice, an array, None or ...")
         return value
 
     def method(self, node: gast.Call) -> tuple[Any, list[gast.expr], list[gast.keyword]]:
@@ -409,7 +409,7 @@ class ExpressionNormalizer:
                 node = gast.copy_location(call_node(func, [func, *node.args], node.keywords), node)
         if target is range:
             raise self.error(node, "range(...) is only supported as a for-loop iterable")
-        if target in SPLITS:
+        if any(target is split for split in SPLITS):  # (a ctypes callee is unhashable)
             return split_pieces(self, node, target), "pieces"
         if target is np.einsum and len(node.args) > 1 and \
                 isinstance(literal_value(node.args[1]), tuple):  # einsum(a, [0, 1], ...)
@@ -456,7 +456,7 @@ class ExpressionNormalizer:
                     raise self.error(kw.value, f"unexpected argument '{kw.arg}' in call")
                 given[kw.arg] = kw.value
             args = []
-            read = self.argument if is_library(target) else self.atom
+            read = self.library_argument if is_library(target) else self.atom
             for p in declared:
                 if p in given:
                     args.append(read(given[p]))
@@ -467,15 +467,16 @@ class ExpressionNormalizer:
             if isinstance(target, LocalFunction):
                 args += [load(v) for v in target.free]
             return args, []
-        if is_library(target):  # a rule reads a literal tuple of numbers as one constant
-            args = [literal_tuple(a) or self.atom(a) for a in node.args]
-            keywords = [keyword(k.arg, literal_tuple(k.value) or self.atom(k.value))
-                        for k in node.keywords]
-            return args, keywords
-        args = [self.atom(a) for a in node.args]
+        read = self.library_argument if is_library(target) else self.atom
+        args = [read(a) for a in node.args]
         keywords = [keyword(k.arg, dtype_argument(self, k.value) if k.arg == "dtype"
-                            else self.atom(k.value)) for k in node.keywords]
+                            else read(k.value)) for k in node.keywords]
         return args, keywords
+
+    def library_argument(self, node: gast.expr) -> gast.expr:
+        """An argument of a library call: a literal tuple of ints (``axis=(0, 2)``) is one
+        constant, which a rule reads like any other."""
+        return literal_tuple(node) or self.atom(node)
 
 
 _MAX_REPEATED = 64  # items of a repeated display written out; longer ones are refused

@@ -45,7 +45,7 @@ from s2s_ad.compiler.syntax.builders import (
     substitute,
 )
 from s2s_ad.errors import NonDifferentiableError
-from s2s_ad.kinds import ArrayKind, ListKind
+from s2s_ad.kinds import NUMERIC, ArrayKind, ListKind
 from s2s_ad.rules.registry import Rule, arities
 
 
@@ -82,6 +82,10 @@ def primal_stmt(cx: Context, s: gast.stmt) -> gast.stmt:
         new = copy.copy(s)
         new.value = _matmul_value(cx, value)
         return new
+    if _item_of_a_number(cx, value):  # x[()] of np.array(number), a number here
+        new = copy.copy(s)
+        new.value = call("rt.zero_d_item", value.value)
+        return new
     if not isinstance(value, gast.Call):
         return s
     if callee_of(value) is runtime.appended:  # Numba types List() by its appends
@@ -102,6 +106,13 @@ def _matmul_value(cx: Context, value: gast.BinOp) -> gast.expr:
     if template is None:
         return value
     return substitute(template, dict(zip(prim.rule.params, prim.operands, strict=False)))
+
+
+def _item_of_a_number(cx: Context, value: gast.expr) -> bool:
+    """``x[()]`` of an ``x`` whose kind is a number: a 0-d array argument, or the number
+    ``np.array(number)`` is in generated code."""
+    return isinstance(value, gast.Subscript) and isinstance(value.slice, gast.Tuple) and \
+        not value.slice.elts and cx.kind(value.value) in NUMERIC
 
 
 def _as_item(cx: Context, items: Any, item: gast.expr) -> gast.expr:
