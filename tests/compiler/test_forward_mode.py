@@ -4,7 +4,8 @@ Every case of the scalar and the array catalogues is checked on the Python path:
 tangent against central finite differences of the original along a random direction,
 and ``<u, J v>`` (forward mode) against ``<J^T u, v>`` (the pullback) to 1e-10 (1e-5
 for float32 arguments, which each mode rounds in its own order). A sample runs on the
-Numba path, which must compile and agree the same way.
+Numba path in the slow tier; the default run compiles jvp for lists, Jacobians and
+in-place writes below.
 """
 
 from __future__ import annotations
@@ -32,6 +33,7 @@ def test_catalogue_python_path(case):
     assert status == "pass", f"{status}: {detail}"
 
 
+@pytest.mark.slow  # a compile per case; jvp under Numba is checked below in the default run
 @pytest.mark.parametrize("case", NUMBA_SAMPLE, ids=[c.name for c in NUMBA_SAMPLE])
 def test_catalogue_numba_path(case):
     status, detail = check_jvp(case.fn, case.args, True, case.name)

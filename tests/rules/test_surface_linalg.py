@@ -397,16 +397,19 @@ def stacks(systems, covariances, rhs):
         + np.sum(sign * logdet)
 
 
+@pytest.mark.slow  # compiles a function per case: the rule table compiles each rule
 def test_numba_decompositions():
     for steps in (3, -2):
         check_grads(decompositions, normal(4, 3), normal(3, 3), positive_definite(3, 3), steps)
 
 
+@pytest.mark.slow  # compiles a function per case: the rule table compiles each rule
 def test_numba_matrix_norms():
     for shape in ((3, 4), (4, 3)):
         check_grads(matrix_norms, RNG.uniform(0.3, 1.5, shape) * RNG.choice([-1.0, 1.0], shape))
 
 
+@pytest.mark.slow  # compiles a function per case: the rule table compiles each rule
 def test_numba_stacks():
     check_grads(stacks, well_conditioned(2, 3, 3), positive_definite(2, 3, 3), normal(2, 3, 2))
 
@@ -506,6 +509,7 @@ def scipy_everything(factor, covariance, rhs, generator):
     return total + np.sum(scipy.linalg.expm(generator) ** 2) + scipy_aliases(covariance, rhs)
 
 
+@pytest.mark.slow  # compiles a function per case: the rule table compiles each rule
 def test_numba_scipy_linalg():
     check_grads(scipy_everything, well_conditioned(3, 3), positive_definite(3, 3), normal(3),
                 3.0 * normal(3, 3))

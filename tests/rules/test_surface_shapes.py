@@ -369,6 +369,7 @@ def test_products_python_path(case):
     check_grads(fn, *operands, paths=("python",))
 
 
+@pytest.mark.slow  # compiles a function per case: the rule table compiles each rule
 @pytest.mark.parametrize("case", NUMBA_PRODUCT_CASES, ids=_name)
 def test_products_numba_path(case):
     fn, *operands = case
@@ -566,6 +567,7 @@ def test_python_path(case):
     np.testing.assert_allclose(value, fn(*args), rtol=1e-13)
 
 
+@pytest.mark.slow  # compiles a function per case: the rule table compiles each rule
 @pytest.mark.parametrize("case", NUMBA_CASES, ids=_name)
 def test_numba_path(case):
     fn, *args = case
