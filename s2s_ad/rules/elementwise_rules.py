@@ -93,7 +93,8 @@ primitive(np.where, ("c", "a", "b"), {"a": "np.where(c, g, 0.0)", "b": "np.where
           kind=lambda k, o: floats(k[1:], o[1:]), elementwise=True, nargs=3)
 primitive(np.clip, ("x", "lo", "hi"), {"x": "g * ((x >= lo) & (x <= hi))", "lo": "g * (x < lo)",
                                        "hi": "g * (x > hi)"},
-          kind=same, elementwise=True, methods=("clip",))
+          kind=same, elementwise=True, methods=("clip",),
+          forward="np.minimum(np.maximum(x, lo), hi)")  # Numba's clip keeps x's shape
 
 # ---- conversions ---------------------------------------------------------------------------
 primitive(np.float64, ("x",), {"x": "g"}, kind=float_array_or_float,
