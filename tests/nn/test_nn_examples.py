@@ -68,6 +68,7 @@ def test_xor_mlp_prints_hooked_cotangents_and_its_loss_falls():
     assert losses[-1] < losses[0], losses
 
 
+@pytest.mark.slow
 def test_mnist_like_cnn_reaches_its_stated_accuracy():
     lines = run_example("mnist_like.py").splitlines()
     epochs = [line for line in lines if line.startswith("epoch ")]
