@@ -15,19 +15,33 @@ True
 
 from __future__ import annotations
 
+import functools
+import types
 import weakref
 from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
 
-from .api import DifferentiableFunction, as_differentiable, running, value_with_pullback
-from .boundary import lowered_args, passed_globals, raised, type_key
+from .api import (
+    DifferentiableFunction,
+    _note,
+    as_differentiable,
+    running,
+    value_with_pullback,
+)
+from .argument_memory import copied
+from .boundary import type_key
 from .compiler.jit import signature_text
 from .compiler.pipeline import Transform
 from .errors import ArgumentError, JitError, NonDifferentiableError
+from .fast_path import MISS, PlanParts, build_jvp_plan
+from .forward_columns import compiled_driver
 
 _compiled: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+_made: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # transform -> its plans
+_plans: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # function -> its last plan
+_drivers: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # function -> Jacobian drivers
 
 
 def jvp(f: Callable, primals: Sequence, tangents: Sequence, *,
@@ -37,13 +51,34 @@ def jvp(f: Callable, primals: Sequence, tangents: Sequence, *,
     shape; ``None`` or zero for an argument not differentiated).
 
     ``wrt`` names the parameters that carry tangents (default: every float argument).
+    After one call with given argument types, later calls like it run a plan that
+    skips binding and preparing (:func:`s2s_ad.fast_path.build_jvp_plan`); a
+    redefined helper, a rebound global function or other argument types miss it.
 
     >>> value, tangent = jvp(lambda a, b: a * b + a, (3.0, 4.0), (1.0, 0.5))
     >>> value, tangent   # 1 * (4 + 1) + 0.5 * 3
     (15.0, 6.5)
     """
     df = as_differentiable(f, wrt)
-    primals, tangents = tuple(primals), tuple(tangents)
+    plan = _plans.get(df)
+    if plan is not None:
+        result = plan(primals, tangents)
+        if result is not MISS:
+            return result
+    return _full_jvp(df, tuple(primals), tuple(tangents))
+
+
+def _full_jvp(df: DifferentiableFunction, primals: tuple, tangents: tuple) -> tuple[Any, Any]:
+    """The full path of :func:`jvp`: bind, prepare, check, run; then install the plan
+    of this call (when every argument was given)."""
+    t, fn, passed = _validated(df, primals, tangents)
+    return running(t, fn, *passed)
+
+
+def _validated(df: DifferentiableFunction, primals: tuple, tangents: tuple
+               ) -> tuple[Transform, Callable, tuple]:
+    """(transform, tangent kernel, its arguments) of a jvp call, checked; installs the
+    plan of calls like it."""
     if len(tangents) != len(primals):
         raise ArgumentError(f"jvp of {df.__name__}: {len(primals)} primals but "
                             f"{len(tangents)} tangents (give one per argument)")
@@ -55,10 +90,36 @@ def jvp(f: Callable, primals: Sequence, tangents: Sequence, *,
                                      t.parsed.location(t.parsed.node),
                                      "use reverse mode (ad.gradient) for now")
     carried = _tangents_in(df, t, args, tangents)
-    passed = (*lowered_args(t, args), *passed_globals(t, t.global_values()), *carried)
+    values = t.global_values()
+    passed = (*args, *values, *carried)
     fn = _callable(df, t, passed)
-    value, tangent = running(t, fn, *passed)
-    return raised(t, value), tangent
+    if not defaulted:
+        _plans[df] = _plan(df, t, fn, args, values, carried)
+    return t, fn, passed
+
+
+def _plan(df: DifferentiableFunction, t: Transform, fn: Callable, args: tuple,
+          values: tuple, carried: list) -> Callable:
+    """The plan of a call just validated (made once per transform and types)."""
+    arg_keys = tuple(map(type_key, args))
+    global_keys = tuple(map(type_key, values))
+    tangent_keys = tuple(map(type_key, carried))
+    made = _made.setdefault(t, {})
+    key = (fn, arg_keys, global_keys, tangent_keys)
+    if key not in made:
+        holds = ("True", {}) if t.dependencies is None else t.dependencies.condition("d_")
+        parts = PlanParts(arg_keys, holds, fn,
+                          functools.partial(_note, t, fn))
+        parts.globals = [(read.value, k)
+                         for read, k in zip(t.generated.hidden, global_keys, strict=True)]
+        parts.wrt_positions = list(t.wrt_positions)
+        params = t.parsed.params
+
+        def convert(position: int, primal: Any, tangent: Any) -> Any:
+            return _tangent_of(df, params[position], primal, tangent)
+
+        made[key] = build_jvp_plan(parts, tangent_keys, convert)
+    return made[key]
 
 
 def _tangents_in(df: DifferentiableFunction, t: Transform, args: tuple,
@@ -121,9 +182,12 @@ def jacobian(f: Callable, wrt: Sequence[str] | str | None = None,
     respect to ``wrt`` (default: every float argument): an array of shape
     ``result.shape + argument.shape`` per argument (a tuple of them for several).
 
-    ``mode="forward"`` builds it a column at a time with :func:`jvp` (one run per
-    input entry), ``"reverse"`` a row at a time with the pullback (one forward run,
-    one pullback per output entry), ``"auto"`` picks the one with fewer runs.
+    ``mode="forward"`` builds it a column at a time (one tangent run per input
+    entry; under Numba all of them in one compiled call, see
+    :mod:`s2s_ad.forward_columns`), ``"reverse"`` a row at a time with the pullback
+    (one forward run, one pullback per output entry), ``"auto"`` picks the one with
+    fewer runs.  The arrays the function writes into are copied for each run: the
+    Jacobian is taken at the caller's values, which it leaves as they are.
 
     >>> import numpy as np
     >>> def polar(r, phi):
@@ -139,15 +203,93 @@ def jacobian(f: Callable, wrt: Sequence[str] | str | None = None,
 
     def jacobian_of(*args: Any) -> Any:
         bound, defaulted = df.bind(args, {})
-        positions = df.prepare(bound, defaulted).wrt_positions
-        value = df(*bound)
-        sizes = [int(np.size(bound[p])) for p in positions]
-        forward = mode == "forward" or (mode == "auto" and sum(sizes) <= np.size(value))
-        blocks = (_columns(df, bound, positions, value) if forward
-                  else _rows(df, bound, positions, value))
+        blocks = _driven_columns(df, bound, defaulted) if mode == "forward" else None
+        if blocks is None:
+            t = df.prepare(bound, defaulted)
+            positions = t.wrt_positions
+            value = df(*_fresh(t, bound))
+            sizes = [int(np.size(bound[p])) for p in positions]
+            if mode == "reverse" or (mode == "auto" and sum(sizes) > np.size(value)):
+                blocks = _rows(df, bound, positions, value)
+            else:
+                blocks = _driven_columns(df, bound, defaulted)
+                if blocks is None:
+                    blocks = _columns(df, t, bound, value)
         return blocks[0] if len(blocks) == 1 else tuple(blocks)
 
     return jacobian_of
+
+
+def _driven_columns(df: DifferentiableFunction, args: tuple, defaulted: frozenset[int]
+                    ) -> list[np.ndarray] | None:
+    """The forward-mode Jacobian blocks from one call of a compiled driver
+    (:mod:`s2s_ad.forward_columns`), or ``None`` where none applies (then the columns
+    are built one :func:`jvp` at a time).  A driver is used while what it was built
+    from holds: the same argument and global types, :meth:`Transform.current`."""
+    drivers = _drivers.setdefault(df, {})
+    key = (defaulted, *map(type_key, args))
+    hit = drivers.get(key)
+    values = _current_values(hit)
+    if values is None:
+        hit = drivers[key] = _new_driver(df, args, defaulted)
+        values = _current_values(hit)
+    t, driver, _ = hit
+    if driver is None or values is None:
+        return None
+    value, out = running(t, driver, *args, *values)
+    shape, start, blocks = np.shape(value), 0, []
+    for p in t.wrt_positions:
+        size = int(np.size(args[p]))
+        blocks.append(out[:, start:start + size].reshape(shape + np.shape(args[p])))
+        start += size
+    return blocks
+
+
+def _fresh(t: Transform, args: tuple) -> tuple:
+    """``args`` with a copy of the arrays the function writes into: a Jacobian is taken
+    at the caller's values and leaves them as they are."""
+    if not t.written_positions:
+        return args
+    return copied(args, keep=set(range(len(args))) - set(t.written_positions))
+
+
+def _current_values(hit: tuple | None) -> tuple | None:
+    """The global values to pass the driver ``hit``, or ``None`` if it is stale."""
+    if hit is None or hit[0] is None or not hit[0].current():
+        return None
+    values = hit[0].global_values()
+    return values if tuple(map(type_key, values)) == hit[2] else None
+
+
+def _new_driver(df: DifferentiableFunction, args: tuple, defaulted: frozenset[int]
+                ) -> tuple[Transform | None, Callable | None, tuple]:
+    """(transform, compiled driver or None, global types) for arguments like ``args``:
+    a driver for float64 arguments and results under Numba."""
+    if defaulted or df.jit is False:
+        return None, None, ()
+    t = df.prepare(args, defaulted)
+    tangents: list[Any] = [None] * len(args)
+    wrt = []
+    for p in t.wrt_positions:
+        arg = args[p]
+        if isinstance(arg, float):
+            tangents[p], ndim = 0.0, 0
+        elif type(arg) is np.ndarray and arg.dtype == np.float64 and arg.size:
+            tangents[p], ndim = np.zeros(arg.shape), arg.ndim
+        else:
+            return t, None, ()
+        wrt.append((p, ndim))
+    t, fn, passed = _validated(df, _fresh(t, args), tuple(tangents))
+    if not wrt or isinstance(fn, types.FunctionType):
+        return t, None, ()
+    value, tangent = running(t, fn, *_fresh(t, passed))
+    arrays = type(value) is np.ndarray and type(tangent) is np.ndarray \
+        and value.dtype == tangent.dtype == np.float64 and value.shape == tangent.shape
+    if not (arrays or type(value) is type(tangent) is float):
+        return t, None, ()
+    head = passed[:len(passed) - len(wrt)]
+    driver = compiled_driver(fn, head, len(args), wrt, arrays, t.written_positions)
+    return t, driver, tuple(map(type_key, head[len(args):]))
 
 
 def _basis(like: Any, flat: int) -> Any:
@@ -159,16 +301,18 @@ def _basis(like: Any, flat: int) -> Any:
     return unit
 
 
-def _columns(df: DifferentiableFunction, args: tuple, positions: list[int],
+def _columns(df: DifferentiableFunction, t: Transform, args: tuple,
              value: Any) -> list[np.ndarray]:
+    """The forward-mode Jacobian blocks, one :func:`jvp` per column."""
     blocks = []
-    for p in positions:
+    for p in t.wrt_positions:
         shape = np.shape(args[p])
         columns = []
         for j in range(int(np.prod(shape, dtype=int))):
             tangents = [None] * len(args)
             tangents[p] = _basis(args[p], j)
-            columns.append(np.asarray(jvp(df, args, tangents)[1], dtype=np.float64))
+            columns.append(np.asarray(jvp(df, _fresh(t, args), tangents)[1],
+                                      dtype=np.float64))
         block = np.stack(columns, axis=-1) if columns else np.zeros(np.shape(value) + (0,))
         blocks.append(block.reshape(np.shape(value) + shape))
     return blocks
