@@ -25,7 +25,6 @@ import numpy as np
 
 from .api import (
     DifferentiableFunction,
-    _note,
     as_differentiable,
     running,
     value_with_pullback,
@@ -37,6 +36,7 @@ from .compiler.pipeline import Transform
 from .errors import ArgumentError, JitError, NonDifferentiableError
 from .fast_path import MISS, PlanParts, build_jvp_plan
 from .forward_columns import compiled_driver
+from .tracebacks import add_location_note
 
 _compiled: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 _made: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # transform -> its plans
@@ -109,7 +109,7 @@ def _plan(df: DifferentiableFunction, t: Transform, fn: Callable, args: tuple,
     if key not in made:
         holds = ("True", {}) if t.dependencies is None else t.dependencies.condition("d_")
         parts = PlanParts(arg_keys, holds, fn,
-                          functools.partial(_note, t, fn))
+                          functools.partial(_note_location, t, fn))
         parts.globals = [(read.value, k)
                          for read, k in zip(t.generated.hidden, global_keys, strict=True)]
         parts.wrt_positions = list(t.wrt_positions)
@@ -120,6 +120,14 @@ def _plan(df: DifferentiableFunction, t: Transform, fn: Callable, args: tuple,
 
         made[key] = build_jvp_plan(parts, tangent_keys, convert)
     return made[key]
+
+
+def _note_location(t: Transform, fn: Callable, exc: BaseException) -> None:
+    """Add to ``exc``, raised by the tangent kernel ``fn`` of ``t``, the user's line
+    (as :func:`s2s_ad.api.running` does)."""
+    add_location_note(exc, t.module.path.parent, t.name,
+                      compiled=not isinstance(fn, types.FunctionType),
+                      origin=f"{t.parsed.filename}:{t.parsed.node.lineno}")
 
 
 def _tangents_in(df: DifferentiableFunction, t: Transform, args: tuple,
