@@ -258,3 +258,21 @@ def test_a_jacobian_of_a_function_writing_into_its_argument(jit):
     for index, block in enumerate(blocks):
         np.testing.assert_allclose(block, _fd_jacobian(relax_in_place, (profile, 0.3), index),
                                    rtol=1e-6, atol=1e-8)
+
+
+def bent_sheet(grid, scale):
+    return np.sin(grid) * scale + grid[::-1, :]
+
+
+def test_a_driver_with_matrices_in_and_out(monkeypatch):
+    """A (2, 3) argument and result: the driver's columns in C order of both."""
+    grid = np.arange(6.0).reshape(2, 3) / 5.0
+    jacobian = ad.jacobian(ad.differentiable(bent_sheet, jit=True), mode="forward")
+    first = jacobian(grid, 1.5)
+    monkeypatch.setattr(forward_mode, "jvp", None)  # the second call: the driver alone
+    again = jacobian(grid, 1.5)
+    reverse = ad.jacobian(ad.differentiable(bent_sheet, jit=False), mode="reverse")(grid, 1.5)
+    assert again[0].shape == (2, 3, 2, 3) and again[1].shape == (2, 3)
+    for got, before, want in zip(again, first, reverse, strict=True):
+        np.testing.assert_array_equal(got, before)
+        np.testing.assert_allclose(got, want, rtol=1e-14, atol=1e-15)
