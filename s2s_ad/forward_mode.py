@@ -213,7 +213,7 @@ def jacobian(f: Callable, wrt: Sequence[str] | str | None = None,
         bound, defaulted = df.bind(args, {})
         blocks = _driven_columns(df, bound, defaulted) if mode == "forward" else None
         if blocks is None:
-            t = df.prepare(bound, defaulted)
+            t = _transform(df, bound, defaulted)
             positions = t.wrt_positions
             value = df(*_fresh(t, bound))
             sizes = [int(np.size(bound[p])) for p in positions]
@@ -226,6 +226,15 @@ def jacobian(f: Callable, wrt: Sequence[str] | str | None = None,
         return blocks[0] if len(blocks) == 1 else tuple(blocks)
 
     return jacobian_of
+
+
+def _transform(df: DifferentiableFunction, args: tuple, defaulted: frozenset[int]
+               ) -> Transform:
+    """The transform for ``args``: the current driver's (no preparing) or prepared."""
+    hit = _drivers.get(df, {}).get((defaulted, *map(type_key, args)))
+    if _current_values(hit) is not None:
+        return hit[0]
+    return df.prepare(args, defaulted)
 
 
 def _driven_columns(df: DifferentiableFunction, args: tuple, defaulted: frozenset[int]

@@ -210,6 +210,11 @@ def test_a_forward_jacobian_is_one_driver_call(preparations, monkeypatch):
         np.testing.assert_allclose(got, _fd_jacobian(lorenz96, (state, 8.0), index),
                                    rtol=1e-6, atol=1e-8)
     assert first[0].shape == (7, 7) and first[1].shape == (7,)
+    automatic = ad.jacobian(rhs, wrt="state")  # 7 inputs, 7 outputs: forward mode
+    np.testing.assert_array_equal(automatic(state, 8.0), first[0])
+    count = len(preparations)
+    np.testing.assert_array_equal(automatic(state, 8.0), first[0])
+    assert len(preparations) == count  # the driver's transform, not prepared again
 
 
 def test_the_driver_sees_a_redefined_helper_and_a_rebound_global(tmp_path, preparations):
