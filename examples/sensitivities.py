@@ -15,6 +15,7 @@ Run: python examples/sensitivities.py
 import numpy as np
 
 import s2s_ad as ad
+from s2s_ad.testing import directional_difference
 
 STEPS = 400
 DT = 0.25  # days
@@ -55,15 +56,9 @@ def forward_sensitivities(params: tuple) -> np.ndarray:
 
 
 def finite_differences(params: tuple, relative: float = 1e-6) -> np.ndarray:
-    """The same by central differences, for comparison."""
-    columns = []
-    for k, value in enumerate(params):
-        h = relative * abs(value)
-        up = list(params)
-        down = list(params)
-        up[k] += h
-        down[k] -= h
-        columns.append((infected_curve(*up) - infected_curve(*down)) / (2.0 * h))
+    """The same by central differences (``s2s_ad.testing``), for comparison."""
+    columns = [directional_difference(infected_curve, params, {k: 1.0}, relative * abs(value))[0]
+               for k, value in enumerate(params)]
     return np.stack(columns, axis=-1)
 
 
