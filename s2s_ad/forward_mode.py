@@ -39,9 +39,10 @@ from .forward_columns import compiled_driver
 from .tracebacks import add_location_note
 
 _compiled: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
-_made: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # transform -> its plans
+_made: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # function -> its plans
 _plans: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # function -> its last plan
 _drivers: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # function -> Jacobian drivers
+_driver_code: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # transform -> drivers
 
 
 def jvp(f: Callable, primals: Sequence, tangents: Sequence, *,
@@ -100,26 +101,28 @@ def _validated(df: DifferentiableFunction, primals: tuple, tangents: tuple
 
 def _plan(df: DifferentiableFunction, t: Transform, fn: Callable, args: tuple,
           values: tuple, carried: list) -> Callable:
-    """The plan of a call just validated (made once per transform and types)."""
+    """The plan of a call just validated (made once per transform and types; kept by
+    the function, and holding nothing that keeps the function alive)."""
     arg_keys = tuple(map(type_key, args))
     global_keys = tuple(map(type_key, values))
     tangent_keys = tuple(map(type_key, carried))
-    made = _made.setdefault(t, {})
-    key = (fn, arg_keys, global_keys, tangent_keys)
-    if key not in made:
+    made = _made.setdefault(df, {})
+    key = (arg_keys, global_keys, tangent_keys)
+    hit = made.get(key)
+    if hit is None or hit[0] is not t or hit[1] is not fn:
         holds = ("True", {}) if t.dependencies is None else t.dependencies.condition("d_")
         parts = PlanParts(arg_keys, holds, fn,
                           functools.partial(_note_location, t, fn))
         parts.globals = [(read.value, k)
                          for read, k in zip(t.generated.hidden, global_keys, strict=True)]
         parts.wrt_positions = list(t.wrt_positions)
-        params = t.parsed.params
+        params, owner = t.parsed.params, df.__name__
 
         def convert(position: int, primal: Any, tangent: Any) -> Any:
-            return _tangent_of(df, params[position], primal, tangent)
+            return _tangent_of(owner, params[position], primal, tangent)
 
-        made[key] = build_jvp_plan(parts, tangent_keys, convert)
-    return made[key]
+        hit = made[key] = (t, fn, build_jvp_plan(parts, tangent_keys, convert))
+    return hit[2]
 
 
 def _note_location(t: Transform, fn: Callable, exc: BaseException) -> None:
@@ -137,24 +140,25 @@ def _tangents_in(df: DifferentiableFunction, t: Transform, args: tuple,
     carried = []
     for pos, (name, primal, tangent) in enumerate(zip(params, args, tangents, strict=True)):
         if pos in t.wrt_positions:
-            carried.append(_tangent_of(df, name, primal, tangent))
+            carried.append(_tangent_of(df.__name__, name, primal, tangent))
         elif tangent is not None and np.any(np.asarray(tangent) != 0):
             raise ArgumentError(f"argument '{name}' of {df.__name__} is not differentiated, "
                                 "so its tangent must be None or zero")
     return carried
 
 
-def _tangent_of(df: DifferentiableFunction, name: str, primal: Any, tangent: Any) -> Any:
+def _tangent_of(owner: str, name: str, primal: Any, tangent: Any) -> Any:
+    """The tangent of argument ``name`` of function ``owner`` as the kernel takes it."""
     if tangent is None:
         return np.zeros_like(primal) if isinstance(primal, np.ndarray) else 0.0
     if isinstance(primal, np.ndarray):  # of the primal's float dtype, as JAX asks
         value = np.asarray(tangent, dtype=primal.dtype)
         if value.shape != primal.shape:
-            raise ArgumentError(f"the tangent of argument '{name}' of {df.__name__} has shape "
+            raise ArgumentError(f"the tangent of argument '{name}' of {owner} has shape "
                                 f"{value.shape}, its value {primal.shape}")
         return value
     if np.ndim(tangent) != 0:
-        raise ArgumentError(f"the tangent of argument '{name}' of {df.__name__} must be a "
+        raise ArgumentError(f"the tangent of argument '{name}' of {owner} must be a "
                             f"number, like its value (got shape {np.shape(tangent)})")
     return float(tangent)
 
@@ -305,8 +309,11 @@ def _new_driver(df: DifferentiableFunction, args: tuple, defaulted: frozenset[in
     if not (arrays or type(value) is type(tangent) is float):
         return t, None, ()
     head = passed[:len(passed) - len(wrt)]
-    driver = compiled_driver(fn, head, len(args), wrt, arrays, t.written_positions)
-    return t, driver, tuple(map(type_key, head[len(args):]))
+    made = _driver_code.setdefault(t, {})  # shared by the functions of one transform
+    key = (fn, tuple(map(type_key, head)), tuple(wrt), arrays)
+    if key not in made:
+        made[key] = compiled_driver(fn, head, len(args), wrt, arrays, t.written_positions)
+    return t, made[key], tuple(map(type_key, head[len(args):]))
 
 
 def _basis(like: Any, flat: int) -> Any:

@@ -10,8 +10,10 @@ thing, and checks the result and that the full path (``prepare``) ran again.
 
 from __future__ import annotations
 
+import gc
 import math
 import textwrap
+import weakref
 from pathlib import Path
 
 import numpy as np
@@ -281,3 +283,17 @@ def test_a_driver_with_matrices_in_and_out(monkeypatch):
     for got, before, want in zip(again, first, reverse, strict=True):
         np.testing.assert_array_equal(got, before)
         np.testing.assert_allclose(got, want, rtol=1e-14, atol=1e-15)
+
+
+@PATHS
+def test_forward_mode_keeps_no_function_alive(jit):
+    """What jvp and jacobian keep for a function (its plans, its drivers) goes with it."""
+    rhs = ad.differentiable(lorenz96, jit=jit)
+    state = np.linspace(-1.0, 2.0, 7)
+    ad.jvp(rhs, (state, 8.0), (state, 1.0))
+    ad.jvp(rhs, (state, 8.0), (state, 1.0))
+    ad.jacobian(rhs, mode="forward")(state, 8.0)
+    held = weakref.ref(rhs)
+    del rhs
+    gc.collect()
+    assert held() is None
