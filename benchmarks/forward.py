@@ -219,6 +219,10 @@ COLD = {
         "from forward_problems import JACOBIAN_PROBLEMS as P\np = P[0]\n"
         "go = lambda: ad.jacobian(ad.differentiable(p.fn, jit=True), wrt=p.wrt, "
         "mode='forward')(*p.args())",
+    "s2s_ad jacobian forward, second call (compiles the driver)":
+        "from forward_problems import JACOBIAN_PROBLEMS as P\np = P[0]\n"
+        "J = ad.jacobian(ad.differentiable(p.fn, jit=True), wrt=p.wrt, mode='forward')\n"
+        "J(*p.args())\ngo = lambda: J(*p.args())",
     "JAX jit(jacfwd) (lorenz96, 50x50)":
         "from forward_problems import JACOBIAN_PROBLEMS as P, jax_rhs\np = P[0]\n"
         "g = jax.jit(jax.jacfwd(jax_rhs(jax)['lorenz96']))\n"

@@ -43,6 +43,7 @@ _made: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # function -> it
 _plans: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # function -> its last plan
 _drivers: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # function -> Jacobian drivers
 _driver_code: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # transform -> drivers
+_LATER = object()  # in _drivers: the first call was seen, the second compiles a driver
 
 
 def jvp(f: Callable, primals: Sequence, tangents: Sequence, *,
@@ -195,8 +196,9 @@ def jacobian(f: Callable, wrt: Sequence[str] | str | None = None,
     ``result.shape + argument.shape`` per argument (a tuple of them for several).
 
     ``mode="forward"`` builds it a column at a time (one tangent run per input
-    entry; under Numba all of them in one compiled call, see
-    :mod:`s2s_ad.forward_columns`), ``"reverse"`` a row at a time with the pullback
+    entry; under Numba, from the second call with given argument types, all of them
+    in one compiled call, see :mod:`s2s_ad.forward_columns`), ``"reverse"`` a row at
+    a time with the pullback
     (one forward run, one pullback per output entry), ``"auto"`` picks the one with
     fewer runs.  The arrays the function writes into are copied for each run: the
     Jacobian is taken at the caller's values, which it leaves as they are.
@@ -224,7 +226,8 @@ def jacobian(f: Callable, wrt: Sequence[str] | str | None = None,
             if mode == "reverse" or (mode == "auto" and sum(sizes) > np.size(value)):
                 blocks = _rows(df, bound, positions, value)
             else:
-                blocks = _driven_columns(df, bound, defaulted)
+                if mode == "auto":  # (in forward mode, the driver was tried above)
+                    blocks = _driven_columns(df, bound, defaulted)
                 if blocks is None:
                     blocks = _columns(df, t, bound, value)
         return blocks[0] if len(blocks) == 1 else tuple(blocks)
@@ -245,13 +248,18 @@ def _driven_columns(df: DifferentiableFunction, args: tuple, defaulted: frozense
                     ) -> list[np.ndarray] | None:
     """The forward-mode Jacobian blocks from one call of a compiled driver
     (:mod:`s2s_ad.forward_columns`), or ``None`` where none applies (then the columns
-    are built one :func:`jvp` at a time).  A driver is used while what it was built
-    from holds: the same argument and global types, :meth:`Transform.current`."""
+    are built one :func:`jvp` at a time).  The driver is compiled at the second call
+    with given argument types (compiling takes ~0.5 s, a one-off Jacobian builds its
+    columns by jvp), and used while what it was built from holds: the same argument
+    and global types, :meth:`Transform.current`."""
     drivers = _drivers.setdefault(df, {})
     key = (defaulted, *map(type_key, args))
     hit = drivers.get(key)
     values = _current_values(hit)
-    if values is None:
+    if values is None:  # the first call with these types (or since a change): no driver
+        drivers[key] = _first_sight(df, args, defaulted)
+        return None
+    if hit[1] is _LATER:  # the second: compile one (a one-off Jacobian does not pay for it)
         hit = drivers[key] = _new_driver(df, args, defaulted)
         values = _current_values(hit)
     t, driver, _ = hit
@@ -280,6 +288,15 @@ def _current_values(hit: tuple | None) -> tuple | None:
         return None
     values = hit[0].global_values()
     return values if tuple(map(type_key, values)) == hit[2] else None
+
+
+def _first_sight(df: DifferentiableFunction, args: tuple, defaulted: frozenset[int]
+                 ) -> tuple[Transform | None, Any, tuple]:
+    """What the first call with ``args``'s types records: a driver for the next."""
+    if defaulted or df.jit is False:
+        return None, None, ()
+    t = df.prepare(args, defaulted)
+    return t, _LATER, tuple(map(type_key, t.global_values()))
 
 
 def _new_driver(df: DifferentiableFunction, args: tuple, defaulted: frozenset[int]

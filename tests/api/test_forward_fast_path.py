@@ -196,16 +196,27 @@ def _fd_jacobian(fn, args, index):
 
 
 def test_a_forward_jacobian_is_one_driver_call(preparations, monkeypatch):
+    """The first call builds its columns by jvp; the second compiles a driver, which
+    the third runs alone: no preparing, no jvp."""
     state = np.linspace(-1.0, 2.0, 7)
     rhs = ad.differentiable(lorenz96, jit=True)
     jacobian = ad.jacobian(rhs, mode="forward")
+    compiled: list[object] = []
+    compile_driver = forward_mode.compiled_driver
+    monkeypatch.setattr(forward_mode, "compiled_driver",
+                        lambda *args: compiled.append(compile_driver(*args)) or compiled[-1])
     first = jacobian(state, 8.0)
-    assert preparations == ["lorenz96"] * 2  # the driver's, then jvp's validation
+    assert not compiled
+    second = jacobian(state, 8.0)
+    assert len(compiled) == 1 and compiled[0] is not None
+    count = len(preparations)
     monkeypatch.setattr(forward_mode, "jvp", None)  # no column goes through jvp
     again = jacobian(state, 8.0)
-    assert preparations == ["lorenz96"] * 2
-    for got, want in zip(again, first, strict=True):
-        np.testing.assert_array_equal(got, want)
+    assert len(preparations) == count and len(compiled) == 1
+    monkeypatch.setattr(forward_mode, "jvp", ad.jvp)
+    for got, before, want in zip(again, second, first, strict=True):
+        np.testing.assert_array_equal(got, before)
+        np.testing.assert_allclose(got, want, rtol=1e-15, atol=1e-15)
     blocks = ad.jacobian(rhs, mode="reverse")(state, 8.0)
     for index, (got, want) in enumerate(zip(first, blocks, strict=True)):
         np.testing.assert_allclose(got, want, rtol=1e-13, atol=1e-15)
@@ -213,9 +224,10 @@ def test_a_forward_jacobian_is_one_driver_call(preparations, monkeypatch):
                                    rtol=1e-6, atol=1e-8)
     assert first[0].shape == (7, 7) and first[1].shape == (7,)
     automatic = ad.jacobian(rhs, wrt="state")  # 7 inputs, 7 outputs: forward mode
-    np.testing.assert_array_equal(automatic(state, 8.0), first[0])
+    for _ in range(2):
+        np.testing.assert_allclose(automatic(state, 8.0), first[0], rtol=1e-15, atol=1e-15)
     count = len(preparations)
-    np.testing.assert_array_equal(automatic(state, 8.0), first[0])
+    np.testing.assert_array_equal(automatic(state, 8.0), again[0])
     assert len(preparations) == count  # the driver's transform, not prepared again
 
 
@@ -235,7 +247,8 @@ def test_the_driver_sees_a_redefined_helper_and_a_rebound_global(tmp_path, prepa
     jacobian = ad.jacobian(ad.differentiable(space["field"], jit=True), wrt="points",
                            mode="forward")
     points = np.array([1.0, 2.0, 4.0])
-    np.testing.assert_allclose(jacobian(points, 1.0), np.diag([0.0, 4.0, 12.0]))
+    for _ in range(2):  # the second call compiles the driver
+        np.testing.assert_allclose(jacobian(points, 1.0), np.diag([0.0, 4.0, 12.0]))
     count = len(preparations)
     _space(tmp_path, "scale = 3.0", space)  # read at every call: no new driver
     np.testing.assert_allclose(jacobian(points, 1.0), np.diag([0.0, 6.0, 18.0]))
@@ -244,7 +257,8 @@ def test_the_driver_sees_a_redefined_helper_and_a_rebound_global(tmp_path, prepa
         def bend(v):
             return v * v * v
     """, space)
-    np.testing.assert_allclose(jacobian(points, 1.0), np.diag([0.0, 9.0, 81.0]))
+    for _ in range(2):  # jvp, then a new driver
+        np.testing.assert_allclose(jacobian(points, 1.0), np.diag([0.0, 9.0, 81.0]))
     assert len(preparations) > count
 
 
@@ -259,12 +273,13 @@ def test_a_jacobian_of_a_function_writing_into_its_argument(jit):
     """Every column starts from the caller's values, which stay as they were."""
     profile = np.array([0.5, 1.0, -0.5, 2.0])
     original = profile.copy()
-    blocks = ad.jacobian(ad.differentiable(relax_in_place, jit=jit), mode="forward")(
-        profile, 0.3)
-    np.testing.assert_array_equal(profile, original)
-    for index, block in enumerate(blocks):
-        np.testing.assert_allclose(block, _fd_jacobian(relax_in_place, (profile, 0.3), index),
-                                   rtol=1e-6, atol=1e-8)
+    jacobian = ad.jacobian(ad.differentiable(relax_in_place, jit=jit), mode="forward")
+    for _ in range(2):  # by jvp, then (Numba) by the driver
+        blocks = jacobian(profile, 0.3)
+        np.testing.assert_array_equal(profile, original)
+        for index, block in enumerate(blocks):
+            expected = _fd_jacobian(relax_in_place, (profile, 0.3), index)
+            np.testing.assert_allclose(block, expected, rtol=1e-6, atol=1e-8)
 
 
 def bent_sheet(grid, scale):
@@ -275,8 +290,9 @@ def test_a_driver_with_matrices_in_and_out(monkeypatch):
     """A (2, 3) argument and result: the driver's columns in C order of both."""
     grid = np.arange(6.0).reshape(2, 3) / 5.0
     jacobian = ad.jacobian(ad.differentiable(bent_sheet, jit=True), mode="forward")
-    first = jacobian(grid, 1.5)
-    monkeypatch.setattr(forward_mode, "jvp", None)  # the second call: the driver alone
+    jacobian(grid, 1.5)
+    first = jacobian(grid, 1.5)  # compiles the driver
+    monkeypatch.setattr(forward_mode, "jvp", None)  # the third call: the driver alone
     again = jacobian(grid, 1.5)
     reverse = ad.jacobian(ad.differentiable(bent_sheet, jit=False), mode="reverse")(grid, 1.5)
     assert again[0].shape == (2, 3, 2, 3) and again[1].shape == (2, 3)
@@ -292,7 +308,8 @@ def test_forward_mode_keeps_no_function_alive(jit):
     state = np.linspace(-1.0, 2.0, 7)
     ad.jvp(rhs, (state, 8.0), (state, 1.0))
     ad.jvp(rhs, (state, 8.0), (state, 1.0))
-    ad.jacobian(rhs, mode="forward")(state, 8.0)
+    for _ in range(2):
+        ad.jacobian(rhs, mode="forward")(state, 8.0)
     held = weakref.ref(rhs)
     del rhs
     gc.collect()
