@@ -43,6 +43,7 @@ _made: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # function -> it
 _plans: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # function -> its last plan
 _drivers: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # function -> Jacobian drivers
 _driver_code: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # transform -> drivers
+_LISTS = (tuple, list)  # the primals and tangents a plan takes (the full path: any iterable)
 _LATER = object()  # in _drivers: the first call was seen, the second compiles a driver
 
 
@@ -63,7 +64,7 @@ def jvp(f: Callable, primals: Sequence, tangents: Sequence, *,
     """
     df = as_differentiable(f, wrt)
     plan = _plans.get(df)
-    if plan is not None:
+    if plan is not None and type(primals) in _LISTS and type(tangents) in _LISTS:
         result = plan(primals, tangents)
         if result is not MISS:
             return result

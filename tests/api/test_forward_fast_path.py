@@ -69,10 +69,13 @@ def test_steady_jvp_calls_skip_the_full_path(preparations, jit):
     first = ad.jvp(energy, (weights, 0.7, 6), (direction, 0.3, None))
     assert preparations == ["damped_energy"]
     for tangents in [(direction, 0.3, None), (direction, 0.3, 0), (list(direction), 0.3, 0.0),
-                     (direction, np.float64(0.3), None)]:  # converted as the full path does
+                     (direction, np.float64(0.3), None),  # converted as the full path does
+                     [direction, 0.3, None]]:
         value, tangent = ad.jvp(energy, (weights, 0.7, 6), tangents)
         assert value == first[0] and tangent == pytest.approx(first[1], rel=1e-15)
     assert preparations == ["damped_energy"]
+    generated = ad.jvp(energy, (a for a in (weights, 0.7, 6)), iter((direction, 0.3, None)))
+    assert generated == pytest.approx(first, rel=1e-15)  # any iterable: the full path
     assert first[0] == damped_energy(weights, 0.7, 6)
     assert first[1] == pytest.approx(_expected(damped_energy, (weights, 0.7, 6),
                                                {0: direction, 1: 0.3}), rel=1e-7)
