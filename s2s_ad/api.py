@@ -16,7 +16,7 @@ import inspect
 import threading
 import types
 from collections.abc import Callable, Iterable, Iterator
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 
@@ -211,6 +211,11 @@ class DifferentiableFunction:
                 return hit[0], hit[1], passed_globals(hit[0], values)
         with _compiling:  # one first call at a time (threads)
             t = self.prepare(args, defaulted)
+            if t.parsed.generated:
+                raise NonDifferentiableError(
+                    "reverse mode through generated gradient code (a gradient of a gradient "
+                    "by reverse mode) is not supported", t.parsed.location(t.parsed.node),
+                    "use ad.hessian, ad.hvp or ad.jvp of ad.gradient(f) (forward over reverse)")
             written = t.written_positions
             refuse_overlaps(self.__name__, t.parsed.params, written, args)
             values = t.global_values()
@@ -411,6 +416,8 @@ def gradient(f: Callable, wrt: Wrt = None) -> Callable:
     >>> gradient(lambda x, y: x * y, wrt=(1,))(2.0, 3.0)
     2.0
     """
+    if isinstance(f, GradientOf):  # a second derivative: forward over reverse
+        return GradientOf.differentiated(f, wrt)
     df = as_differentiable(f, wrt)
     fast = df.fast_path("gradient")
 
@@ -421,7 +428,27 @@ def gradient(f: Callable, wrt: Wrt = None) -> Callable:
                 return result
         return _value_and_gradient(df, "gradient", args, kwargs)[1]
 
-    return gradient_of
+    return GradientOf(df, gradient_of)
+
+
+class GradientOf(functools.partial):
+    """What :func:`gradient` returns: the gradient function of ``df``, which
+    :func:`~s2s_ad.jvp`, :func:`gradient` and :func:`~s2s_ad.hessian` differentiate
+    again (forward mode over its generated code, :mod:`s2s_ad.higher_order`, which
+    sets ``differentiated`` and ``jvp_of``: its gradient and its jvp).  A partial
+    object: calling it adds no Python frame (warnings name the caller's line)."""
+
+    differentiated: ClassVar[Callable]
+    jvp_of: ClassVar[Callable]
+
+    def __new__(cls, df: DifferentiableFunction, call: Callable) -> GradientOf:
+        made = super().__new__(cls, call)
+        made.df = df
+        made.__name__ = f"gradient_of_{df.__name__}"
+        return made
+
+    def __repr__(self) -> str:
+        return f"<the gradient of {self.df.__name__}>"
 
 
 def value_with_pullback(f: Callable, *args: Any, wrt: Wrt = None,

@@ -21,7 +21,13 @@ from typing import Any
 
 import numpy as np
 
-from .api import DifferentiableFunction, as_differentiable, running, value_with_pullback
+from .api import (
+    DifferentiableFunction,
+    GradientOf,
+    as_differentiable,
+    running,
+    value_with_pullback,
+)
 from .boundary import lowered_args, passed_globals, raised, type_key
 from .compiler.jit import signature_text
 from .compiler.pipeline import Transform
@@ -42,6 +48,8 @@ def jvp(f: Callable, primals: Sequence, tangents: Sequence, *,
     >>> value, tangent   # 1 * (4 + 1) + 0.5 * 3
     (15.0, 6.5)
     """
+    if isinstance(f, GradientOf):  # forward over reverse: see s2s_ad.higher_order
+        return GradientOf.jvp_of(f, primals, tangents)
     df = as_differentiable(f, wrt)
     primals, tangents = tuple(primals), tuple(tangents)
     if len(tangents) != len(primals):
@@ -54,14 +62,14 @@ def jvp(f: Callable, primals: Sequence, tangents: Sequence, *,
                                      "named tuples) is not supported yet",
                                      t.parsed.location(t.parsed.node),
                                      "use reverse mode (ad.gradient) for now")
-    carried = _tangents_in(df, t, args, tangents)
+    carried = tangents_in(df, t, args, tangents)
     passed = (*lowered_args(t, args), *passed_globals(t, t.global_values()), *carried)
-    fn = _callable(df, t, passed)
+    fn = jvp_callable(df, t, passed)
     value, tangent = running(t, fn, *passed)
     return raised(t, value), tangent
 
 
-def _tangents_in(df: DifferentiableFunction, t: Transform, args: tuple,
+def tangents_in(df: DifferentiableFunction, t: Transform, args: tuple,
                  tangents: tuple) -> list:
     """The tangents of the differentiated arguments, checked against their primals."""
     params = t.parsed.params
@@ -90,12 +98,12 @@ def _tangent_of(df: DifferentiableFunction, name: str, primal: Any, tangent: Any
     return float(tangent)
 
 
-def _callable(df: DifferentiableFunction, t: Transform, passed: tuple) -> Callable:
+def jvp_callable(df: DifferentiableFunction, t: Transform, passed: tuple) -> Callable:
     """The jvp function for these arguments: compiled unless it cannot be (as ``jit``)."""
     module = t.tangent_module
     name = module.functions[0]
     cache = _compiled.setdefault(t, {})
-    key = tuple(map(type_key, passed))
+    key = (df.jit, *map(type_key, passed))  # one transform serves every jit setting
     if key in cache:
         return cache[key]
     if df.jit is False:

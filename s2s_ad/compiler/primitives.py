@@ -136,13 +136,14 @@ class UnknownCall(Primitive):
 
 
 LIBRARY_MODULES = ("numpy", "scipy", "numba", "math", "builtins")
+RUNTIME = "s2s_ad.runtime"  # the helpers generated code calls (forward mode reads it again)
 
 
 def is_library(obj: Any) -> bool:
     """Whether ``obj`` belongs to a library (called as is, never differentiated through
     its source; differentiable only through a rule)."""
     module = getattr(obj, "__module__", None) or ""
-    return module.split(".")[0] in LIBRARY_MODULES
+    return module.split(".")[0] in LIBRARY_MODULES or module.startswith(RUNTIME)
 
 
 def _is_source_function(obj: Any) -> bool:

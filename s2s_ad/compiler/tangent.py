@@ -38,6 +38,7 @@ import numpy as np
 from s2s_ad import runtime
 from s2s_ad.compiler.infer_kinds import static_slice
 from s2s_ad.compiler.primitives import (
+    RUNTIME,
     Copy,
     CustomCall,
     CutCall,
@@ -48,10 +49,11 @@ from s2s_ad.compiler.primitives import (
     RuleOp,
     TupleDisplay,
     classify,
+    is_library,
 )
 from s2s_ad.compiler.reverse import calls
 from s2s_ad.compiler.reverse.context import Context
-from s2s_ad.compiler.syntax.annotations import line_of, set_line
+from s2s_ad.compiler.syntax.annotations import callee_of, comment_of, line_of, set_line
 from s2s_ad.compiler.syntax.builders import (
     assign,
     assignment,
@@ -64,6 +66,7 @@ from s2s_ad.compiler.syntax.builders import (
     expr_stmt,
     function_def,
     load,
+    pass_stmt,
     return_stmt,
     store,
     store_item,
@@ -76,7 +79,7 @@ from s2s_ad.compiler.syntax.names import module_function_name
 from s2s_ad.errors import NonDifferentiableError
 from s2s_ad.kinds import ArrayKind, Kind, ListKind
 from s2s_ad.rules.registry import lookup, parse_template
-from s2s_ad.rules.tangent_rules import LINEAR, TANGENTS, tangent_form
+from s2s_ad.rules.tangent_rules import JOINTLY_LINEAR, LINEAR, TANGENTS, tangent_form
 
 NUMBERS = ("float", "int", "bool")
 
@@ -145,11 +148,11 @@ class TangentPass:
     def statement(self, s: gast.stmt) -> list[gast.stmt]:
         if isinstance(s, gast.If):
             node = copy.copy(s)
-            node.body, node.orelse = self.block(s.body), self.block(s.orelse)
+            node.body, node.orelse = self.nested(s.body), self.nested(s.orelse, optional=True)
             return [node]
         if isinstance(s, gast.While):
             node = copy.copy(s)
-            node.body = self.block(s.body)
+            node.body = self.nested(s.body)
             return [node]
         if isinstance(s, gast.For):
             if isinstance(s.target, gast.Name) and s.target.id in self.varied:
@@ -157,13 +160,37 @@ class TangentPass:
                     "forward mode: a loop over the items of a differentiated value is not "
                     "supported yet", self.location(s), "loop over range(len(...)) instead")
             node = copy.copy(s)
-            node.body = self.block(s.body)
+            node.body = self.nested(s.body)
             return [node]
         if isinstance(s, gast.Assign):
             return self.assignment(s)
         if isinstance(s, gast.Expr):
+            self.refuse_writes(s)
             return [calls.primal_stmt(self.cx, s)]
         return [s]
+
+    def nested(self, stmts: list[gast.stmt], optional: bool = False) -> list[gast.stmt]:
+        """The block of a branch or loop body: ``pass`` when it keeps no statement but
+        comments (nothing of it carries a tangent), none for an ``else`` then."""
+        out = self.block(stmts)
+        if all(comment_of(n) is not None for n in out):
+            return [] if optional else out + [pass_stmt()]
+        return out
+
+    def refuse_writes(self, s: gast.Expr) -> None:
+        """A runtime helper called for its effect (``rt.add_in_place(view, c)`` in
+        gradient code) writes into an operand: refused when a tangent flows into it."""
+        callee = callee_of(s.value) if isinstance(s.value, gast.Call) else None
+        if not (callee is not None and is_library(callee) and
+                not lookup(callee, len(s.value.args)) and
+                getattr(callee, "__module__", "").startswith(RUNTIME)):
+            return
+        if any(self.carries(a) for a in s.value.args):
+            raise NonDifferentiableError(
+                f"forward mode: {callee.__name__} writes into its argument (gradient code "
+                "adding into a slice of a cotangent), which is not supported yet",
+                self.location(s), "differentiate the slices' sum in one piece, or use "
+                "ad.hessian on the whole array")
 
     def header(self) -> list[gast.stmt]:
         """``# tangent of line N``, once per source line."""
@@ -261,7 +288,8 @@ class TangentPass:
 
     def rule_tangent(self, s: gast.Assign, result: str, prim: RuleOp) -> gast.expr | None:
         cx = self.cx
-        if prim.rule.reverse is not None and prim.callee not in LINEAR:
+        if prim.rule.reverse is not None and prim.callee not in LINEAR | JOINTLY_LINEAR \
+                and not prim.rule.tangent:
             raise NonDifferentiableError(f"forward mode: {prim.rule.emit} has no tangent rule "
                                          "yet", self.location(s), "use reverse mode for now")
         rule = calls.specialized(cx, prim, s.value)
@@ -309,7 +337,7 @@ class TangentPass:
         """The call of ``s`` with each of ``operands`` (those nodes) replaced by its
         tangent (a zero when it has none)."""
         tangents = {id(o): load(self.tangent(o.id)) if self.carries(o) else
-                    self.zero_like(o, self.cx.kind(o)) for o in operands}
+                    self.zero_atom(o) for o in operands}
         replaced = _replace_nodes(s.value, tangents)
         return calls.primal_stmt(self.cx, assign("_", replaced)).value
 
@@ -371,6 +399,16 @@ class TangentPass:
         node = expr_stmt(call_node(attribute(load(self.tangent(items.id)), "append"), [item]))
         set_line(node, self.line)
         return node
+
+    def zero_atom(self, atom: gast.expr) -> gast.expr:
+        """A zero like ``atom``, as an atom (an array's is computed first, in ``pre``)."""
+        kind = self.cx.kind(atom)
+        if not isinstance(kind, ArrayKind):
+            return self.zero_like(atom, kind)
+        name = self.cx.namer.fresh(f"zero_{getattr(atom, 'id', 'operand')}")
+        self.cx.kinds[name] = kind
+        self.pre.append(assign(name, self.zero_like(atom, kind), self.line))
+        return load(name)
 
     def zero_like(self, atom: gast.expr, kind: Kind) -> gast.expr:
         if isinstance(kind, tuple):
