@@ -14,9 +14,11 @@ differentiated), ``3.0`` is a float, ``[1.0, 2.0]`` becomes a float64 NumPy
 array and ``(1.0, 2.0)`` a tuple.  Without ``--at`` every parameter takes its
 default value, or ``1.0`` when it has none.
 
-Exit status: 0 on success, 1 when ``check`` reports something, 2 on bad usage
-(a missing file or function, a syntax error, a refused function in ``show`` or
-``grad``).  Every error is one line on stderr, never a traceback.
+Exit status: 0 on success, 1 when ``check`` reports a warning or an error (its
+notes -- a call of a function whose custom derivative serves one mode only, such
+as a pullback without a differential for forward mode -- do not change it), 2 on
+bad usage (a missing file or function, a syntax error, a refused function in
+``show`` or ``grad``).  Every error is one line on stderr, never a traceback.
 
 Files are imported inside ``ad.deferred_errors()`` so one refused function
 does not hide the others; anything they print while being imported goes to
@@ -412,7 +414,7 @@ def cmd_check(args: argparse.Namespace) -> int:
         print_error(failure)
     if failures:
         return 2
-    return 1 if findings else 0
+    return 1 if any(d.severity != "note" for d in findings) else 0
 
 
 def cmd_kernels(args: argparse.Namespace) -> int:

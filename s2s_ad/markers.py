@@ -54,26 +54,34 @@ class CustomDerivative:
     of: Any
     derivative: Callable
     wrt: tuple[int, ...] | None  # positions differentiated; None: all
+    mode: str = "reverse"  # "reverse": (value, pullback); "forward": (value, differential)
 
     def positions(self, nargs: int) -> list[int]:
         return list(self.wrt) if self.wrt is not None else list(range(nargs))
 
 
-_registry = Table("derivatives")  # a function -> its CustomDerivative
+_registry = Table("derivatives")  # a function -> its CustomDerivative (a pullback)
+_differentials = Table("differentials")  # a function -> its CustomDerivative (a differential)
+_MODES = {"reverse": _registry, "forward": _differentials}
 
 
 def _register(of: Any, entry: CustomDerivative) -> None:
-    _registry[of] = entry
+    _MODES[entry.mode][of] = entry
 
 
-def derivative(of: Any, wrt: Iterable[str] | None = None) -> Callable:
+def derivative(of: Any, wrt: Iterable[str] | None = None, mode: str = "reverse") -> Callable:
     """Register the decorated function as the derivative of ``of``.
 
-    The derivative takes the same arguments and returns ``(value, pullback)``;
-    ``pullback(cotangent)`` returns the cotangent of the differentiated
-    parameter (a tuple when there are several).  ``wrt`` names the parameters
-    it differentiates (default: all).  A registration wins over differentiating
-    ``of``'s source; registering again replaces the old one with a warning.
+    With ``mode="reverse"`` (the default) the derivative takes the same arguments
+    and returns ``(value, pullback)``; ``pullback(cotangent)`` returns the
+    cotangent of the differentiated parameter (a tuple when there are several).
+    With ``mode="forward"`` it returns ``(value, differential)`` (Swift's
+    ``differential:``); ``differential(*tangents)``, given one tangent per
+    differentiated parameter, returns the tangent of the value: forward mode
+    (``jvp``, ``jacobian(mode="forward")``) uses it.  A function may have one of
+    each.  ``wrt`` names the parameters it differentiates (default: all).  A
+    registration wins over differentiating ``of``'s source; registering again for
+    the same mode replaces the old one with a warning.
 
     >>> import math
     >>> def cube(x):
@@ -82,6 +90,10 @@ def derivative(of: Any, wrt: Iterable[str] | None = None) -> Callable:
     ... def cube_vjp(x):
     ...     return cube(x), lambda v: 3.0 * x * x * v
     """
+
+    if mode not in _MODES:
+        raise ValueError(f"@derivative(of={getattr(of, '__name__', of)}): mode must be "
+                         f"'reverse' or 'forward', not {mode!r}")
 
     def register(fn: Callable) -> Callable:
         positions = None
@@ -92,18 +104,20 @@ def derivative(of: Any, wrt: Iterable[str] | None = None) -> Callable:
                 raise ValueError(f"@derivative(of={getattr(of, '__name__', of)}): wrt names "
                                  f"{unknown} that are not parameters")
             positions = tuple(names.index(w) for w in wrt)
-        if of in _registry:
-            warnings.warn(f"a derivative of {getattr(of, '__name__', of)!r} was already "
+        if of in _MODES[mode]:
+            what = "derivative" if mode == "reverse" else "differential (forward mode)"
+            warnings.warn(f"a {what} of {getattr(of, '__name__', of)!r} was already "
                           f"registered; {fn.__name__!r} replaces it", UserWarning, stacklevel=2)
-        _register(of, CustomDerivative(of=of, derivative=fn, wrt=positions))
+        _register(of, CustomDerivative(of=of, derivative=fn, wrt=positions, mode=mode))
         return fn
 
     return register
 
 
-def custom_derivative(obj: Any) -> CustomDerivative | None:
-    """The registered derivative of ``obj``, if any."""
-    return _registry.get(obj)
+def custom_derivative(obj: Any, mode: str = "reverse") -> CustomDerivative | None:
+    """The registered derivative of ``obj`` for ``mode`` ("reverse": its pullback form,
+    "forward": its differential form), if any."""
+    return _MODES[mode].get(obj)
 
 
 class FunctionWithVJP:
