@@ -107,8 +107,9 @@ def no_differential(tp: TangentPass, s: gast.stmt, prim: Primitive) -> NonDiffer
     """Forward mode through a function whose custom derivative has only a pullback."""
     name = getattr(prim.callee, "__name__", "the function")
     return NonDifferentiableError(
-        f"forward mode through '{name}' needs a differential, but its custom derivative "
-        "has only a pullback (forward mode cannot use a pullback)", tp.location(s),
+        f"forward mode through the custom derivative of '{name}' needs a differential, but "
+        "only a pullback is registered for it (forward mode cannot use a pullback)",
+        tp.location(s),
         f"register one with @ad.derivative(of={name}, mode=\"forward\") returning "
         "(value, differential), or use reverse mode (ad.gradient)")
 
@@ -119,7 +120,7 @@ def refused_hook(tp: TangentPass, s: gast.stmt) -> NonDifferentiableError:
     return NonDifferentiableError(
         "forward mode cannot run a with_derivative hook: hooks act on cotangents in the "
         "pullback, and skipping one that rewrites them would give a different derivative "
-        "than reverse mode", tp.location(s),
+        "than reverse mode", tp.location(s.value),
         "use reverse mode (ad.gradient, ad.pullback) for this function, or leave the hook "
         "out of the code forward mode differentiates")
 
