@@ -16,7 +16,7 @@ forward mode has none of), are refused with a located message.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import gast
 
@@ -36,8 +36,7 @@ from s2s_ad.compiler.syntax.builders import (
 from s2s_ad.errors import Location, NonDifferentiableError
 from s2s_ad.markers import CustomDerivative
 
-if TYPE_CHECKING:
-    from s2s_ad.compiler.tangent import TangentPass
+TangentPass = Any  # s2s_ad.compiler.tangent.TangentPass (which imports this module)
 
 
 def custom_call(tp: TangentPass, s: gast.Assign, name: str,
