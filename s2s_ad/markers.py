@@ -2,16 +2,22 @@
 
 ``without_derivative(v)`` and ``with_derivative(v, hook)`` return ``v``; the
 compiler reads them as a cut and as a hook.  ``@derivative(of=f)`` registers a
-derivative in Swift's form, a function returning ``(value, pullback)``::
+derivative in Swift's form, a function returning ``(value, pullback)``, and
+``@derivative(of=f, mode="forward")`` one returning ``(value, differential)``::
 
     @derivative(of=silly_exp)
     def silly_derivative(x):
         y = silly_exp(x)
         return y, lambda v: v * y
 
+    @derivative(of=silly_exp, mode="forward")
+    def silly_differential(x):
+        y = silly_exp(x)
+        return y, lambda dx: y * dx
+
 This module only records what the user marked; the compiler
 (:mod:`s2s_ad.compiler.custom`) splits registered derivatives into forward and
-pullback code.
+pullback (or differential) code.
 """
 
 from __future__ import annotations
@@ -26,7 +32,8 @@ from s2s_ad.registry import Table
 
 
 def without_derivative(value: Any) -> Any:
-    """Return ``value``; no derivative flows back through it, and no warning is given.
+    """Return ``value``; no derivative flows back through it (in forward mode its
+    tangent is zero), and no warning is given.
 
     >>> without_derivative(3.0)
     3.0
@@ -40,6 +47,11 @@ def with_derivative(value: Any, hook: Callable[[Any], Any]) -> Any:
     The hook runs once the cotangent of ``value`` is complete (hooks run in
     reverse program order).  If it returns something other than ``None``, that
     replaces the cotangent; array cotangents may also be changed in place.
+
+    Forward mode (``jvp``, ``jacobian(mode="forward")``) has no cotangents, so it
+    refuses a hook on a differentiated value with a located
+    ``NonDifferentiableError`` rather than skip it: a hook that rewrites the
+    cotangent (clipping, rescaling) would make the two modes disagree.
 
     >>> with_derivative(2.0, print)
     2.0
