@@ -9,8 +9,9 @@ compiles both parts::
     y = scaled_exp(x)        ->   y, y_residuals = scaled_exp_jvp_split_forward(x)
                                   t_y = scaled_exp_jvp_split_differential(y_residuals, t_x)
 
-any other is called as it is (the module then runs in Python).  A function with
-only a pullback, and a ``with_derivative`` hook (it acts on cotangents, which
+(the tangent checked against the value, ``rt.given_tangent``, as a pullback's
+cotangents are); any other is called as it is (the module then runs in Python).
+A function with only a pullback, and a ``with_derivative`` hook (it acts on cotangents, which
 forward mode has none of), are refused with a located message.
 """
 
@@ -28,12 +29,15 @@ from s2s_ad.compiler.syntax.annotations import set_line
 from s2s_ad.compiler.syntax.builders import (
     assign,
     assignment,
+    call,
     call_node,
+    const,
     load,
     store,
     store_tuple,
 )
 from s2s_ad.errors import Location, NonDifferentiableError
+from s2s_ad.kinds import ArrayKind
 from s2s_ad.markers import CustomDerivative
 
 TangentPass = Any  # s2s_ad.compiler.tangent.TangentPass (which imports this module)
@@ -70,6 +74,10 @@ def custom_call(tp: TangentPass, s: gast.Assign, name: str,
         tangent = call_node(load(res), tangents)
     node = assignment([store_tuple([store(name), store(res)])], value)
     set_line(node, tp.line)
+    if cx.kinds.get(name) in ("float", "int", "bool") or isinstance(cx.kinds.get(name),
+                                                                    ArrayKind):
+        label = repr(getattr(prim.callee, "__name__", "the function"))
+        tangent = call("rt.given_tangent", tangent, load(name), const(label))
     return tp.header() + [node, assign(tp.tangent(name), tangent, tp.line)]
 
 

@@ -243,12 +243,13 @@ def test_registering_a_mode_again_replaces_it_with_a_warning_but_the_other_mode_
         warnings.simplefilter("error")
         ad.derivative(of=damped)(lambda x: (damped(x), lambda v: 0.5 * v))
         ad.derivative(of=damped, mode="forward")(lambda x: (damped(x), lambda dx: 0.5 * dx))
+    assert ad.jvp(damped, (2.0,), (1.0,))[1] == 0.5
     with pytest.warns(UserWarning, match="differential .*replaces it"):
         @ad.derivative(of=damped, mode="forward")
         def damped_jvp(x):
             return damped(x), lambda dx: 0.25 * dx  # deliberately not the derivative
 
-    assert ad.jvp(damped, (2.0,), (1.0,))[1] == 0.25
+    assert ad.jvp(damped, (2.0,), (1.0,))[1] == 0.25  # the new one, from the next call on
     assert ad.gradient(damped)(2.0) == 0.5
     with pytest.raises(ValueError, match="mode must be"):
         ad.derivative(of=damped, mode="sideways")
@@ -359,3 +360,18 @@ def test_diagnose_notes_a_differential_only_call():
     assert len(notes) == 1
     assert notes[0].line == smooth_hinge_loss.__code__.co_firstlineno + 1
     assert "only a differential" in notes[0].message
+
+
+def test_a_differential_returning_a_wrong_shape_is_an_error_naming_the_function():
+    def spread(values):
+        return values * 2.0
+
+    @ad.derivative(of=spread, mode="forward")
+    def spread_jvp(values):
+        return spread(values), lambda d_values: np.sum(d_values)  # a number, not an array
+
+    def spread_total(values):
+        return np.sum(spread(values))
+
+    with pytest.raises(ValueError, match="differential of 'spread' returns a tangent of shape"):
+        ad.jvp(ad.differentiable(spread_total, jit=False), (np.ones(3),), (np.ones(3),))
