@@ -78,7 +78,7 @@ def custom_call(tp: TangentPass, s: gast.Assign, name: str,
                                                                     ArrayKind):
         label = repr(getattr(prim.callee, "__name__", "the function"))
         tangent = call("rt.given_tangent", tangent, load(name), const(label))
-    return tp.header() + [node, assign(tp.tangent(name), tangent, tp.line)]
+    return [node] + tp.header() + [assign(tp.tangent(name), tangent, tp.line)]
 
 
 def _tangent_kind(kind: object) -> object:
@@ -94,18 +94,23 @@ def _linkable(tp: TangentPass, prim: Primitive, entry: CustomDerivative,
     split = split_of(entry)
     if split is None:
         return None
+    hidden, links = dict(cx.hidden), dict(cx.links)
     try:
         fwd_link = calls.link_callee(cx, prim, split[0], primal_only=True)
         res_kind = fwd_link.transform.result_kind
-        if not (isinstance(res_kind, tuple) and len(res_kind) == 2):
-            return None
-        diff_link = calls.link_callee(cx, prim, split[1], [res_kind[1]] + tangent_kinds,
-                                      primal_only=True)
+        diff_link = None
+        if isinstance(res_kind, tuple) and len(res_kind) == 2:
+            diff_link = calls.link_callee(cx, prim, split[1], [res_kind[1]] + tangent_kinds,
+                                          primal_only=True)
     except NonDifferentiableError:
-        return None
-    known = {read.key for read in cx.hidden.values()}
-    if any(read.key not in known for link in (fwd_link, diff_link)
-           for read in link.transform.hidden):
+        diff_link = None
+    # a global variable the function does not pass yet cannot be added to its parameters
+    # now (its reverse-mode functions are made): such a differential is called as it is
+    if diff_link is None or cx.hidden.keys() != hidden.keys():
+        cx.hidden.clear()
+        cx.hidden.update(hidden)
+        cx.links.clear()
+        cx.links.update(links)
         return None
     return fwd_link, diff_link
 

@@ -212,6 +212,28 @@ def test_a_differential_called_as_it_is_runs_in_python_under_auto_jit():
     assert "Numba cannot call" in df.status["volume_jvp"][1]
 
 
+DRAG = 0.3  # read by the differential only
+
+
+def drag(speed):
+    return DRAG * speed * speed
+
+
+@ad.derivative(of=drag, mode="forward")
+def drag_jvp(speed):
+    return drag(speed), lambda d_speed: 2.0 * DRAG * speed * d_speed
+
+
+def braking_power(speed):
+    return drag(speed) * speed
+
+
+def test_a_differential_reading_a_global_the_caller_does_not_pass_runs_in_python():
+    df = _check_against_differences(braking_power, (12.0,), (1.0,), "auto")
+    assert df.status["braking_power_jvp"][0] == "python"
+    assert ad.jvp(df, (12.0,), (1.0,))[1] == pytest.approx(3.0 * DRAG * 12.0 ** 2, rel=1e-14)
+
+
 # ---- a pullback only, registration ----------------------------------------------------------
 def squash(x):
     return np.tanh(x)
