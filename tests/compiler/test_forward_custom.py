@@ -80,9 +80,18 @@ def attention_score_compiled(weights, bias):  # its own transform: the Numba pat
     return np.sum(logistic(weights * bias) * weights) + scaled_exp(bias, 0.5)
 
 
+def relax_levels(levels, rate, steps):
+    for _ in range(steps):  # the call's result overwrites its operand
+        levels = logistic(levels * rate) + levels * 0.5
+        if np.sum(levels) > 3.0:
+            rate = scaled_exp(rate, 0.5)
+    return levels
+
+
 @pytest.mark.parametrize("fn, args", [
     (growth, (0.3, 1.2)),
     (attention_score, (np.array([0.5, -1.0, 2.0]), 0.7)),
+    (relax_levels, (np.array([0.2, 3.0, -1.0]), 0.9, 4)),
 ])
 def test_jvp_uses_the_differential_and_matches_differences_and_the_pullback(fn, args):
     status, detail = check_jvp(fn, args, False, fn.__name__)
