@@ -221,6 +221,36 @@ def test_a_differential_called_as_it_is_runs_in_python_under_auto_jit():
     assert "Numba cannot call" in df.status["volume_jvp"][1]
 
 
+def announced_gain(signal):
+    return signal * 2.0
+
+
+@ad.derivative(of=announced_gain, mode="forward")
+def announced_gain_jvp(signal):
+    def differential(d_signal):
+        print(f"tangent in: {d_signal}")  # Numba would print it differently
+        return 2.0 * d_signal
+
+    return announced_gain(signal), differential
+
+
+def amplified(signal):
+    return announced_gain(signal) * signal
+
+
+def amplified_strictly(signal):
+    return announced_gain(signal) + signal
+
+
+def test_a_differential_numba_must_not_compile_falls_back_as_a_pullback_does(capsys):
+    df = _check_against_differences(amplified, (3.0,), (1.0,), "auto")
+    path, reason = df.status["amplified_jvp"]
+    assert path == "python" and "announced_gain_jvp_split_differential" in reason
+    assert "tangent in: 1.0" in capsys.readouterr().out
+    with pytest.raises(ad.JitError, match="f-string"):
+        ad.jvp(ad.differentiable(amplified_strictly, jit=True), (3.0,), (1.0,))
+
+
 DRAG = 0.3  # read by the differential only
 
 
