@@ -403,7 +403,8 @@ def check_files(files: Sequence[Path], every: bool = False
 
 
 def cmd_check(args: argparse.Namespace) -> int:
-    """Report zero-derivative warnings and refusals, one line each (or JSON)."""
+    """Report zero-derivative warnings and refusals, one line each (or JSON), and notes
+    (which leave the exit status 0)."""
     findings, failures = check_files(python_files(args.paths, args.all), args.all)
     if args.format == "json":
         print(json.dumps([dataclasses.asdict(d) for d in findings], indent=2))
@@ -453,10 +454,13 @@ def build_parser() -> argparse.ArgumentParser:
                       help="which pipeline stage to print (default: the whole module)")
     show.set_defaults(run=cmd_show)
 
-    check = commands.add_parser("check", help="report zero derivatives and refused code",
+    check = commands.add_parser("check", help="report zero derivatives and refused code "
+                                "(and, as notes, calls one mode cannot go through)",
                                 description="Report every zero-derivative warning and "
-                                            "refused construct of @differentiable functions. "
-                                            "Exit 1 when anything is reported, 0 when clean, "
+                                            "refused construct of @differentiable functions, "
+                                            "and as notes the calls of a custom derivative "
+                                            "one mode cannot go through. Exit 1 when a "
+                                            "warning or error is reported, 0 otherwise, "
                                             "2 on bad usage.")
     check.add_argument("paths", nargs="+", metavar="PATH", help="files or directories")
     check.add_argument("--format", choices=("text", "json"), default="text",
