@@ -14,11 +14,10 @@ differentiated), ``3.0`` is a float, ``[1.0, 2.0]`` becomes a float64 NumPy
 array and ``(1.0, 2.0)`` a tuple.  Without ``--at`` every parameter takes its
 default value, or ``1.0`` when it has none.
 
-Exit status: 0 on success, 1 when ``check`` reports a warning or an error (its
-notes -- a call of a function whose custom derivative serves one mode only, such
-as a pullback without a differential for forward mode -- do not change it), 2 on
-bad usage (a missing file or function, a syntax error, a refused function in
-``show`` or ``grad``).  Every error is one line on stderr, never a traceback.
+Exit status: 0 on success, 1 when ``check`` reports a warning or an error (not a
+note: a call a custom derivative serves in one mode only), 2 on bad usage (a
+missing file or function, a syntax error, a refused function in ``show`` or
+``grad``).  Every error is one line on stderr, never a traceback.
 
 Files are imported inside ``ad.deferred_errors()`` so one refused function
 does not hide the others; anything they print while being imported goes to
@@ -403,8 +402,7 @@ def check_files(files: Sequence[Path], every: bool = False
 
 
 def cmd_check(args: argparse.Namespace) -> int:
-    """Report zero-derivative warnings and refusals, one line each (or JSON), and notes
-    (which leave the exit status 0)."""
+    """Report zero-derivative warnings, refusals and notes, one line each (or JSON)."""
     findings, failures = check_files(python_files(args.paths, args.all), args.all)
     if args.format == "json":
         print(json.dumps([dataclasses.asdict(d) for d in findings], indent=2))
@@ -454,14 +452,11 @@ def build_parser() -> argparse.ArgumentParser:
                       help="which pipeline stage to print (default: the whole module)")
     show.set_defaults(run=cmd_show)
 
-    check = commands.add_parser("check", help="report zero derivatives and refused code "
-                                "(and, as notes, calls one mode cannot go through)",
+    check = commands.add_parser("check", help="report zero derivatives and refused code",
                                 description="Report every zero-derivative warning and "
-                                            "refused construct of @differentiable functions, "
-                                            "and as notes the calls of a custom derivative "
-                                            "one mode cannot go through. Exit 1 when a "
-                                            "warning or error is reported, 0 otherwise, "
-                                            "2 on bad usage.")
+                                            "refused construct of @differentiable functions "
+                                            "(notes: calls one mode cannot go through). Exit "
+                                            "1 on a warning or error, else 0; 2 on bad usage.")
     check.add_argument("paths", nargs="+", metavar="PATH", help="files or directories")
     check.add_argument("--format", choices=("text", "json"), default="text",
                        help="one line per finding (text) or a JSON list (json)")
