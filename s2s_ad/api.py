@@ -165,7 +165,8 @@ class DifferentiableFunction:
         dtype = "np.longdouble" if any(isinstance(a, np.longdouble) for a in args) \
             else "np.float64"
         target = self.fn
-        if custom_derivative(self.fn) is not None:
+        if custom_derivative(self.fn) is not None or \
+                custom_derivative(self.fn, "forward") is not None:
             target = calling_wrapper(self.fn, parsed_function(source_function(self.fn)))
         t = transform(target, kinds, positions, dtype)
         t.warn_zero_derivatives()
@@ -174,6 +175,8 @@ class DifferentiableFunction:
 
     def callable_for(self, t: Transform, name: str, args: tuple) -> Callable:
         """The generated function ``name`` for ``args``: compiled unless it cannot be."""
+        if t.reverse_refusal is not None and name != t.generated.primal.name:
+            raise t.reverse_refusal
         module = t.module
         if self.jit is False:
             self.status[name] = ("python", "jit=False")

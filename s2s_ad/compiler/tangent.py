@@ -22,10 +22,11 @@ def f_jvp(x, y, t_x, t_y):
     return (result, t_result)
 
 Rules say how a tangent goes through each primitive (:mod:`s2s_ad.rules.tangent_rules`).
-Calls of other Python functions go through their own jvp functions; a growing
-list gets a tangent list appended beside it.  What has no tangent yet -- custom
-derivatives (which register a pullback only), hooks, kernels, rules without a
-tangent -- is refused with a located message.
+Calls of other Python functions go through their own jvp functions, calls of
+functions with a registered differential through it (:mod:`tangent_custom`); a
+growing list gets a tangent list appended beside it.  What has no tangent --
+custom derivatives with only a pullback, ``with_derivative`` hooks, kernels,
+rules without a tangent -- is refused with a located message.
 """
 
 from __future__ import annotations
@@ -43,6 +44,7 @@ from s2s_ad.compiler.primitives import (
     CustomCall,
     CutCall,
     FunctionCall,
+    HookCall,
     Index,
     Opaque,
     Primitive,
@@ -76,6 +78,7 @@ from s2s_ad.compiler.syntax.builders import (
     tuple_of,
 )
 from s2s_ad.compiler.syntax.names import module_function_name
+from s2s_ad.compiler.tangent_custom import custom_call, refused_hook
 from s2s_ad.errors import NonDifferentiableError
 from s2s_ad.kinds import ArrayKind, Kind, ListKind
 from s2s_ad.rules.registry import lookup, parse_template
@@ -213,6 +216,10 @@ class TangentPass:
         prim = classify(s.value)
         if isinstance(prim, FunctionCall):
             return self.call_function(s, name, prim)
+        if isinstance(prim, CustomCall):
+            return custom_call(self, s, name, prim)
+        if isinstance(prim, HookCall):
+            raise refused_hook(self, s)
         if isinstance(prim, RuleOp) and prim.callee is runtime.appended:
             return [primal] + self.header() + [self.appended(prim)]
         if isinstance(prim, RuleOp) and prim.callee is runtime.new_list:
@@ -266,13 +273,11 @@ class TangentPass:
             return self.item_read(s, prim)
         if isinstance(prim, RuleOp):
             return self.rule_tangent(s, result, prim)
-        what = "custom derivative" if isinstance(prim, CustomCall) else "call"
         callee = getattr(prim.callee, "__qualname__", None) or getattr(prim.callee, "__name__",
                                                                        "it")
-        hint = ("register a differential for it (forward mode cannot use a pullback)"
-                if isinstance(prim, CustomCall) else "use reverse mode (ad.gradient) for now")
-        raise NonDifferentiableError(f"forward mode through the {what} of '{callee}' is not "
-                                     "supported yet", self.location(s), hint)
+        raise NonDifferentiableError(f"forward mode through the call of '{callee}' is not "
+                                     "supported yet", self.location(s),
+                                     "use reverse mode (ad.gradient) for now")
 
     def item_read(self, s: gast.Assign, prim: Index) -> gast.expr | None:
         base = prim.operands[0]
