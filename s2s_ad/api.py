@@ -16,7 +16,7 @@ import inspect
 import threading
 import types
 from collections.abc import Callable, Iterable, Iterator
-from typing import Any, ClassVar
+from typing import Any
 
 import numpy as np
 
@@ -36,6 +36,7 @@ from .compiler.pipeline import Transform
 from .compiler.transforms import parsed_function, transform
 from .errors import ArgumentError, JitError, NonDifferentiableError
 from .fast_path import MISS, FastPath, PlanParts, build_plan
+from .gradient_object import GradientOf
 from .integer_arguments import check_integers, integers_checked
 from .kinds import kind_of_value
 from .markers import RecomputedFunction, custom_derivative, source_function
@@ -432,26 +433,6 @@ def gradient(f: Callable, wrt: Wrt = None) -> Callable:
         return _value_and_gradient(df, "gradient", args, kwargs)[1]
 
     return GradientOf(df, gradient_of)
-
-
-class GradientOf(functools.partial):
-    """What :func:`gradient` returns: the gradient function of ``df``, which
-    :func:`~s2s_ad.jvp`, :func:`gradient` and :func:`~s2s_ad.hessian` differentiate
-    again (forward mode over its generated code, :mod:`s2s_ad.higher_order`, which
-    sets ``differentiated`` and ``jvp_of``: its gradient and its jvp).  A partial
-    object: calling it adds no Python frame (warnings name the caller's line)."""
-
-    differentiated: ClassVar[Callable]
-    jvp_of: ClassVar[Callable]
-
-    def __new__(cls, df: DifferentiableFunction, call: Callable) -> GradientOf:
-        made = super().__new__(cls, call)
-        made.df = df
-        made.__name__ = f"gradient_of_{df.__name__}"
-        return made
-
-    def __repr__(self) -> str:
-        return f"<the gradient of {self.df.__name__}>"
 
 
 def value_with_pullback(f: Callable, *args: Any, wrt: Wrt = None,

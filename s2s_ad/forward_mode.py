@@ -23,7 +23,6 @@ import numpy as np
 
 from .api import (
     DifferentiableFunction,
-    GradientOf,
     as_differentiable,
     running,
     value_with_pullback,
@@ -32,6 +31,7 @@ from .boundary import lowered_args, passed_globals, raised, type_key
 from .compiler.jit import signature_text
 from .compiler.pipeline import Transform
 from .errors import ArgumentError, JitError, NonDifferentiableError
+from .gradient_object import GradientOf
 
 _compiled: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 

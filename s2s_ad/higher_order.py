@@ -28,7 +28,6 @@ import numpy as np
 
 from .api import (
     DifferentiableFunction,
-    GradientOf,
     as_differentiable,
     differentiable,
     running,
@@ -37,6 +36,7 @@ from .boundary import lowered_args, passed_globals, type_key
 from .compiler.pipeline import Transform
 from .errors import ArgumentError, Location, NonDifferentiableError
 from .forward_mode import jvp, jvp_callable, tangents_in
+from .gradient_object import GradientOf
 
 _gradient_code: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 _LINE_COMMENT = re.compile(r"# (?:adjoint of |tangent of )?line (\d+)")

@@ -207,7 +207,7 @@ def classify(op: gast.expr) -> Primitive:
         rule = lookup(callee, len(op.args))
         if rule is not None:
             return RuleOp(_bind(rule, op), rule, callee)
-        if _is_source_function(callee):
-            return FunctionCall(list(op.args), None, callee)
+        if _is_source_function(callee) or hasattr(callee, "__s2s_ad_callee__"):
+            return FunctionCall(list(op.args), None, callee)  # (a gradient: its code)
         return UnknownCall(list(op.args), None, callee)
     return Opaque()

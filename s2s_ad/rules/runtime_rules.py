@@ -136,6 +136,10 @@ SLOPES = {
     "fmod": (("x", "y"), {"x": "g", "y": "-g * np.trunc(x / y)"}, floats),
 }
 
+#: The scalar pieces of adjoint templates among ``SLOPES`` (reverse mode goes through
+#: them too: a derivative called inside differentiated code, ``gradient_calls``).
+SCALAR_PIECES = ("log_or_zero", "pow_slope", "cbrt", "fmod")
+
 #: Pieces of the adjoint templates whose derivative is zero where it exists.
 FLAT = {"sign": (("x",), joined), "heaviside": (("x", "at_zero"), joined),
         "int_pow": (("a", "b"), _a_number),
@@ -153,8 +157,11 @@ def _register() -> None:
         primitive(getattr(runtime, name), params, dict.fromkeys(linear, BY_REVERSE_PASS),
                   kind=kind, name=f"rt.{name}")
     for name, (params, tangent, kind) in SLOPES.items():
-        primitive(getattr(runtime, name), params, dict.fromkeys(tangent, BY_REVERSE_PASS),
-                  kind=kind, tangent=tangent, name=f"rt.{name}")
+        # a scalar piece's 1x1 Jacobian is its own transpose: its tangent is its adjoint
+        adjoints = dict(tangent) if name in SCALAR_PIECES else dict.fromkeys(tangent,
+                                                                            BY_REVERSE_PASS)
+        primitive(getattr(runtime, name), params, adjoints, kind=kind, tangent=tangent,
+                  name=f"rt.{name}", elementwise=name in SCALAR_PIECES)
     for name, (params, kind) in FLAT.items():
         if hasattr(runtime, name):
             primitive(getattr(runtime, name), params, kind=kind, name=f"rt.{name}")

@@ -173,14 +173,79 @@ def test_reverse_mode_through_gradient_code_is_refused():
         ad.gradient(code, wrt="speed")(1.0, 2.0)
 
 
-def test_a_gradient_called_inside_differentiated_code_is_refused_at_its_line():
-    inner_slope = ad.gradient(drag, wrt="area")
+def test_no_perturbation_confusion_in_a_nested_derivative():
+    # d/dx [x * d/dy (x + y)] = d/dx [x * 1] = 1 (a confused nesting gives 2)
+    def shift(x, y):
+        return x + y
 
-    def outer(speed):
-        return speed * inner_slope(speed, 1.0)
+    slope = ad.gradient(shift, wrt="y")
 
-    with pytest.raises(NonDifferentiableError, match="the gradient of drag") as refusal:
-        ad.gradient(outer)(1.0)
+    def scaled(x):
+        return x * slope(x, 1.0)
+
+    for jit in (False, True):
+        assert ad.gradient(ad.differentiable(scaled, jit=jit))(3.0) == 1.0
+    assert ad.jvp(scaled, (3.0,), (1.0,)) == (3.0, 1.0)
+
+
+def test_a_gradient_called_inside_differentiated_code_is_differentiated():
+    def bend(load, shape):
+        return load * shape * shape + math.sin(load * shape)
+
+    bend_slope = ad.gradient(bend, wrt="shape")  # 2 load shape + load cos(load shape)
+
+    def work(load):
+        return load * bend_slope(load, 0.5)
+
+    load, shape = 0.7, 0.5
+    # d/dload [2 load^2 shape + load^2 cos(load shape)]
+    exact = 4.0 * load * shape + 2.0 * load * math.cos(load * shape) - \
+        load ** 2 * shape * math.sin(load * shape)
+    assert ad.gradient(work)(load) == pytest.approx(exact, rel=1e-13)
+    assert ad.jvp(work, (load,), (1.0,))[1] == pytest.approx(exact, rel=1e-13)
+
+
+def test_a_gradient_called_inside_follows_a_redefined_helper(tmp_path):
+    import textwrap
+
+    namespace: dict = {"__name__": "cells"}
+
+    def run(cell: int, text: str) -> None:
+        path = tmp_path / f"cell{cell}.py"
+        path.write_text(textwrap.dedent(text))
+        exec(compile(path.read_text(), str(path), "exec"), namespace)  # noqa: S102
+
+    run(1, """
+        import s2s_ad as ad
+
+        def profile(y):
+            return y * y
+
+        def lift(x, y):
+            return x * profile(y)
+
+        lift_slope = ad.gradient(lift, wrt="y")
+
+        def drag(x):
+            return x * lift_slope(x, 3.0)
+    """)
+    drag_gradient = ad.gradient(namespace["drag"])
+    assert drag_gradient(2.0) == pytest.approx(4.0 * 2.0 * 3.0)  # d/dx [x * x * 2y]
+    run(2, """
+        def profile(y):
+            return y * y * y
+    """)
+    assert drag_gradient(2.0) == pytest.approx(4.0 * 3.0 * 9.0)  # d/dx [x * x * 3y^2]
+
+
+def test_a_gradient_of_arrays_called_inside_differentiated_code_is_refused_at_its_line():
+    inner_slope = ad.gradient(rosenbrock)
+
+    def outer(v):
+        return np.sum(v * inner_slope(v))
+
+    with pytest.raises(NonDifferentiableError, match="gradient of 'rosenbrock'") as refusal:
+        ad.gradient(outer)(np.ones(3))
     assert refusal.value.location.lineno == outer.__code__.co_firstlineno + 1
 
 

@@ -13,7 +13,7 @@ from s2s_ad.compiler.primitives import RuleOp
 from s2s_ad.compiler.reverse import calls
 from s2s_ad.compiler.reverse.context import Context, Where
 from s2s_ad.compiler.syntax.builders import call, expr_stmt
-from s2s_ad.rules.registry import lookup, reverse_pass
+from s2s_ad.rules.registry import BY_REVERSE_PASS, lookup, reverse_pass
 from s2s_ad.rules.runtime_rules import HELPERS
 
 
@@ -24,5 +24,6 @@ def no_transpose(cx: Context, s: gast.Assign, target: str, prim: RuleOp,
 
 
 for _helper in HELPERS:
-    if lookup(_helper, None) is not None and lookup(_helper, None).differentiable:
+    _rule = lookup(_helper, None)
+    if _rule is not None and BY_REVERSE_PASS in _rule.adjoints.values():
         reverse_pass(_helper)(no_transpose)
