@@ -26,6 +26,7 @@ from .errors import (
     ZeroDerivativeWarning,
 )
 from .forward_mode import jacobian, jvp
+from .higher_order import hessian, hvp
 from .introspect import Diagnostic, Explanation, diagnose, explain, source
 from .kernels import (
     backend,
@@ -65,6 +66,8 @@ __all__ = [
     "differentiable_function",
     "explain",
     "gradient",
+    "hessian",
+    "hvp",
     "jacobian",
     "jvp",
     "map_leaves",

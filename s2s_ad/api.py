@@ -36,6 +36,7 @@ from .compiler.pipeline import Transform
 from .compiler.transforms import parsed_function, transform
 from .errors import ArgumentError, JitError, NonDifferentiableError
 from .fast_path import MISS, FastPath, PlanParts, build_plan
+from .gradient_object import GradientOf
 from .integer_arguments import check_integers, integers_checked
 from .kinds import kind_of_value
 from .markers import RecomputedFunction, custom_derivative, source_function
@@ -165,7 +166,8 @@ class DifferentiableFunction:
         dtype = "np.longdouble" if any(isinstance(a, np.longdouble) for a in args) \
             else "np.float64"
         target = self.fn
-        if custom_derivative(self.fn) is not None:
+        if custom_derivative(self.fn) is not None or \
+                custom_derivative(self.fn, "forward") is not None:
             target = calling_wrapper(self.fn, parsed_function(source_function(self.fn)))
         t = transform(target, kinds, positions, dtype)
         t.warn_zero_derivatives()
@@ -174,6 +176,8 @@ class DifferentiableFunction:
 
     def callable_for(self, t: Transform, name: str, args: tuple) -> Callable:
         """The generated function ``name`` for ``args``: compiled unless it cannot be."""
+        if t.reverse_refusal is not None and name != t.generated.primal.name:
+            raise t.reverse_refusal
         module = t.module
         if self.jit is False:
             self.status[name] = ("python", "jit=False")
@@ -211,6 +215,11 @@ class DifferentiableFunction:
                 return hit[0], hit[1], passed_globals(hit[0], values)
         with _compiling:  # one first call at a time (threads)
             t = self.prepare(args, defaulted)
+            if t.parsed.generated:
+                raise NonDifferentiableError(
+                    "reverse mode through generated gradient code (a gradient of a gradient "
+                    "by reverse mode) is not supported", t.parsed.location(t.parsed.node),
+                    "use ad.hessian, ad.hvp or ad.jvp of ad.gradient(f) (forward over reverse)")
             written = t.written_positions
             refuse_overlaps(self.__name__, t.parsed.params, written, args)
             values = t.global_values()
@@ -411,6 +420,8 @@ def gradient(f: Callable, wrt: Wrt = None) -> Callable:
     >>> gradient(lambda x, y: x * y, wrt=(1,))(2.0, 3.0)
     2.0
     """
+    if isinstance(f, GradientOf):  # a second derivative: forward over reverse
+        return GradientOf.differentiated(f, wrt)
     df = as_differentiable(f, wrt)
     fast = df.fast_path("gradient")
 
@@ -421,7 +432,7 @@ def gradient(f: Callable, wrt: Wrt = None) -> Callable:
                 return result
         return _value_and_gradient(df, "gradient", args, kwargs)[1]
 
-    return gradient_of
+    return GradientOf(df, gradient_of)
 
 
 def value_with_pullback(f: Callable, *args: Any, wrt: Wrt = None,

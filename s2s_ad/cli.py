@@ -14,8 +14,9 @@ differentiated), ``3.0`` is a float, ``[1.0, 2.0]`` becomes a float64 NumPy
 array and ``(1.0, 2.0)`` a tuple.  Without ``--at`` every parameter takes its
 default value, or ``1.0`` when it has none.
 
-Exit status: 0 on success, 1 when ``check`` reports something, 2 on bad usage
-(a missing file or function, a syntax error, a refused function in ``show`` or
+Exit status: 0 on success, 1 when ``check`` reports a warning or an error (not a
+note: a call a custom derivative serves in one mode only), 2 on bad usage (a
+missing file or function, a syntax error, a refused function in ``show`` or
 ``grad``).  Every error is one line on stderr, never a traceback.
 
 Files are imported inside ``ad.deferred_errors()`` so one refused function
@@ -401,7 +402,7 @@ def check_files(files: Sequence[Path], every: bool = False
 
 
 def cmd_check(args: argparse.Namespace) -> int:
-    """Report zero-derivative warnings and refusals, one line each (or JSON)."""
+    """Report zero-derivative warnings, refusals and notes, one line each (or JSON)."""
     findings, failures = check_files(python_files(args.paths, args.all), args.all)
     if args.format == "json":
         print(json.dumps([dataclasses.asdict(d) for d in findings], indent=2))
@@ -412,7 +413,7 @@ def cmd_check(args: argparse.Namespace) -> int:
         print_error(failure)
     if failures:
         return 2
-    return 1 if findings else 0
+    return 1 if any(d.severity != "note" for d in findings) else 0
 
 
 def cmd_kernels(args: argparse.Namespace) -> int:
@@ -453,9 +454,9 @@ def build_parser() -> argparse.ArgumentParser:
 
     check = commands.add_parser("check", help="report zero derivatives and refused code",
                                 description="Report every zero-derivative warning and "
-                                            "refused construct of @differentiable functions. "
-                                            "Exit 1 when anything is reported, 0 when clean, "
-                                            "2 on bad usage.")
+                                            "refused construct of @differentiable functions "
+                                            "(notes: calls one mode cannot go through). Exit "
+                                            "1 on a warning or error, else 0; 2 on bad usage.")
     check.add_argument("paths", nargs="+", metavar="PATH", help="files or directories")
     check.add_argument("--format", choices=("text", "json"), default="text",
                        help="one line per finding (text) or a JSON list (json)")

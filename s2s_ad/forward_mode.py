@@ -36,6 +36,7 @@ from .compiler.pipeline import Transform
 from .errors import ArgumentError, JitError, NonDifferentiableError
 from .fast_path import MISS, PlanParts, build_jvp_plan
 from .forward_columns import compiled_driver
+from .gradient_object import GradientOf
 from .tracebacks import add_location_note
 
 _compiled: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
@@ -62,6 +63,8 @@ def jvp(f: Callable, primals: Sequence, tangents: Sequence, *,
     >>> value, tangent   # 1 * (4 + 1) + 0.5 * 3
     (15.0, 6.5)
     """
+    if isinstance(f, GradientOf):  # forward over reverse: see s2s_ad.higher_order
+        return GradientOf.jvp_of(f, primals, tangents)
     df = as_differentiable(f, wrt)
     plan = _plans.get(df)
     if plan is not None and type(primals) in _LISTS and type(tangents) in _LISTS:
@@ -92,10 +95,10 @@ def _validated(df: DifferentiableFunction, primals: tuple, tangents: tuple
                                      "named tuples) is not supported yet",
                                      t.parsed.location(t.parsed.node),
                                      "use reverse mode (ad.gradient) for now")
-    carried = _tangents_in(df, t, args, tangents)
+    carried = tangents_in(df, t, args, tangents)
     values = t.global_values()
     passed = (*args, *values, *carried)
-    fn = _callable(df, t, passed)
+    fn = jvp_callable(df, t, passed)
     if not defaulted:
         _plans[df] = _plan(df, t, fn, args, values, carried)
     return t, fn, passed
@@ -135,7 +138,7 @@ def _note_location(t: Transform, fn: Callable, exc: BaseException) -> None:
                       origin=f"{t.parsed.filename}:{t.parsed.node.lineno}")
 
 
-def _tangents_in(df: DifferentiableFunction, t: Transform, args: tuple,
+def tangents_in(df: DifferentiableFunction, t: Transform, args: tuple,
                  tangents: tuple) -> list:
     """The tangents of the differentiated arguments, checked against their primals."""
     params = t.parsed.params
@@ -165,12 +168,12 @@ def _tangent_of(owner: str, name: str, primal: Any, tangent: Any) -> Any:
     return float(tangent)
 
 
-def _callable(df: DifferentiableFunction, t: Transform, passed: tuple) -> Callable:
+def jvp_callable(df: DifferentiableFunction, t: Transform, passed: tuple) -> Callable:
     """The jvp function for these arguments: compiled unless it cannot be (as ``jit``)."""
     module = t.tangent_module
     name = module.functions[0]
     cache = _compiled.setdefault(t, {})
-    key = tuple(map(type_key, passed))
+    key = (df.jit, *map(type_key, passed))  # one transform serves every jit setting
     if key in cache:
         return cache[key]
     if df.jit is False:

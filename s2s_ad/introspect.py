@@ -21,6 +21,7 @@ from .api import DifferentiableFunction, as_differentiable
 from .boundary import lowered_args, passed_globals
 from .compiler.pipeline import STAGES as STAGES  # the stage names `source` takes
 from .compiler.pipeline import Transform, stage_source
+from .compiler.tangent_custom import one_mode_calls
 from .compiler.transforms import parsed_function, transform
 from .errors import ArgumentError, JitError, NonDifferentiableError
 from .kinds import kind_of_value
@@ -60,7 +61,8 @@ class Explanation:
 
 @dataclass(frozen=True)
 class Diagnostic:
-    """A located finding about a function: ``severity`` is "warning" or "error"."""
+    """A located finding about a function: ``severity`` is "warning", "error" or "note"
+    (a call one mode cannot go through: ``s2s-ad check`` reports it without failing)."""
 
     path: str
     line: int
@@ -115,7 +117,9 @@ def _guessed_wrong(df: DifferentiableFunction, guessed: list[str], problem: str
 
 
 def diagnose(f: Callable, *args: Any, **kwargs: Any) -> list[Diagnostic]:
-    """Zero-derivative warnings and refusals of ``f``, without running it.
+    """Zero-derivative warnings and refusals of ``f``, without running it, and notes on
+    the calls one mode cannot go through (a custom derivative with only a pullback: no
+    forward mode; with only a differential: no reverse mode).
 
     Without example ``args`` every parameter is taken to be a float (or its
     default value); with them, any call ``f`` accepts (keywords, defaults).
@@ -143,7 +147,9 @@ def diagnose(f: Callable, *args: Any, **kwargs: Any) -> list[Diagnostic]:
         return [Diagnostic(loc.filename, loc.lineno, loc.col, "error",
                            exc.problem + (f"; {exc.hint}" if exc.hint else ""))]
     return [Diagnostic(t.parsed.filename, z.lineno, z.col, "warning", z.message)
-            for z in t.zero_derivatives]
+            for z in t.zero_derivatives] + [
+        Diagnostic(loc.filename, loc.lineno, loc.col, "note", message)
+        for loc, message in one_mode_calls(t)]
 
 
 def _transform_for(f: Callable, args: tuple, kwargs: dict
@@ -180,6 +186,8 @@ def source(f: Callable, *args: Any, stage: str = "module", mode: str = "reverse"
     if mode not in ("reverse", "forward"):
         raise ValueError(f"mode must be 'reverse' or 'forward', not {mode!r}")
     _, t, _ = _transform_for(f, args, kwargs)
+    if mode == "reverse" and t.reverse_refusal is not None:
+        raise t.reverse_refusal
     return stage_source(t, "tangent" if mode == "forward" else stage)
 
 

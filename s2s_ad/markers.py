@@ -2,16 +2,22 @@
 
 ``without_derivative(v)`` and ``with_derivative(v, hook)`` return ``v``; the
 compiler reads them as a cut and as a hook.  ``@derivative(of=f)`` registers a
-derivative in Swift's form, a function returning ``(value, pullback)``::
+derivative in Swift's form, a function returning ``(value, pullback)``, and
+``@derivative(of=f, mode="forward")`` one returning ``(value, differential)``::
 
     @derivative(of=silly_exp)
     def silly_derivative(x):
         y = silly_exp(x)
         return y, lambda v: v * y
 
+    @derivative(of=silly_exp, mode="forward")
+    def silly_differential(x):
+        y = silly_exp(x)
+        return y, lambda dx: y * dx
+
 This module only records what the user marked; the compiler
 (:mod:`s2s_ad.compiler.custom`) splits registered derivatives into forward and
-pullback code.
+pullback (or differential) code.
 """
 
 from __future__ import annotations
@@ -26,7 +32,8 @@ from s2s_ad.registry import Table
 
 
 def without_derivative(value: Any) -> Any:
-    """Return ``value``; no derivative flows back through it, and no warning is given.
+    """Return ``value``; no derivative flows back through it (in forward mode its
+    tangent is zero), and no warning is given.
 
     >>> without_derivative(3.0)
     3.0
@@ -41,6 +48,11 @@ def with_derivative(value: Any, hook: Callable[[Any], Any]) -> Any:
     reverse program order).  If it returns something other than ``None``, that
     replaces the cotangent; array cotangents may also be changed in place.
 
+    Forward mode (``jvp``, ``jacobian(mode="forward")``) has no cotangents, so it
+    refuses a hook on a differentiated value with a located
+    ``NonDifferentiableError`` rather than skip it: a hook that rewrites the
+    cotangent (clipping, rescaling) would make the two modes disagree.
+
     >>> with_derivative(2.0, print)
     2.0
     """
@@ -54,26 +66,34 @@ class CustomDerivative:
     of: Any
     derivative: Callable
     wrt: tuple[int, ...] | None  # positions differentiated; None: all
+    mode: str = "reverse"  # "reverse": (value, pullback); "forward": (value, differential)
 
     def positions(self, nargs: int) -> list[int]:
         return list(self.wrt) if self.wrt is not None else list(range(nargs))
 
 
-_registry = Table("derivatives")  # a function -> its CustomDerivative
+_registry = Table("derivatives")  # a function -> its CustomDerivative (a pullback)
+_differentials = Table("differentials")  # a function -> its CustomDerivative (a differential)
+_MODES = {"reverse": _registry, "forward": _differentials}
 
 
 def _register(of: Any, entry: CustomDerivative) -> None:
-    _registry[of] = entry
+    _MODES[entry.mode][of] = entry
 
 
-def derivative(of: Any, wrt: Iterable[str] | None = None) -> Callable:
+def derivative(of: Any, wrt: Iterable[str] | None = None, mode: str = "reverse") -> Callable:
     """Register the decorated function as the derivative of ``of``.
 
-    The derivative takes the same arguments and returns ``(value, pullback)``;
-    ``pullback(cotangent)`` returns the cotangent of the differentiated
-    parameter (a tuple when there are several).  ``wrt`` names the parameters
-    it differentiates (default: all).  A registration wins over differentiating
-    ``of``'s source; registering again replaces the old one with a warning.
+    With ``mode="reverse"`` (the default) the derivative takes the same arguments
+    and returns ``(value, pullback)``; ``pullback(cotangent)`` returns the
+    cotangent of the differentiated parameter (a tuple when there are several).
+    With ``mode="forward"`` it returns ``(value, differential)`` (Swift's
+    ``differential:``); ``differential(*tangents)``, given one tangent per
+    differentiated parameter, returns the tangent of the value: forward mode
+    (``jvp``, ``jacobian(mode="forward")``) uses it.  A function may have one of
+    each.  ``wrt`` names the parameters it differentiates (default: all).  A
+    registration wins over differentiating ``of``'s source; registering again for
+    the same mode replaces the old one with a warning.
 
     >>> import math
     >>> def cube(x):
@@ -82,6 +102,10 @@ def derivative(of: Any, wrt: Iterable[str] | None = None) -> Callable:
     ... def cube_vjp(x):
     ...     return cube(x), lambda v: 3.0 * x * x * v
     """
+
+    if mode not in _MODES:
+        raise ValueError(f"@derivative(of={getattr(of, '__name__', of)}): mode must be "
+                         f"'reverse' or 'forward', not {mode!r}")
 
     def register(fn: Callable) -> Callable:
         positions = None
@@ -92,18 +116,20 @@ def derivative(of: Any, wrt: Iterable[str] | None = None) -> Callable:
                 raise ValueError(f"@derivative(of={getattr(of, '__name__', of)}): wrt names "
                                  f"{unknown} that are not parameters")
             positions = tuple(names.index(w) for w in wrt)
-        if of in _registry:
-            warnings.warn(f"a derivative of {getattr(of, '__name__', of)!r} was already "
+        if of in _MODES[mode]:
+            what = "derivative" if mode == "reverse" else "differential (forward mode)"
+            warnings.warn(f"a {what} of {getattr(of, '__name__', of)!r} was already "
                           f"registered; {fn.__name__!r} replaces it", UserWarning, stacklevel=2)
-        _register(of, CustomDerivative(of=of, derivative=fn, wrt=positions))
+        _register(of, CustomDerivative(of=of, derivative=fn, wrt=positions, mode=mode))
         return fn
 
     return register
 
 
-def custom_derivative(obj: Any) -> CustomDerivative | None:
-    """The registered derivative of ``obj``, if any."""
-    return _registry.get(obj)
+def custom_derivative(obj: Any, mode: str = "reverse") -> CustomDerivative | None:
+    """The registered derivative of ``obj`` for ``mode`` ("reverse": its pullback form,
+    "forward": its differential form), if any."""
+    return _MODES[mode].get(obj)
 
 
 class FunctionWithVJP:

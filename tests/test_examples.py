@@ -106,3 +106,16 @@ def test_forward_sensitivities_of_a_simulation(tmp_path):
         ["beta", "gamma", "i0"]
     assert float(lines[4].split()[-1]) < 1e-6 and float(lines[5].split()[-1]) < 1e-12
     assert lines[6].endswith("gives the same columns: True")
+
+
+@pytest.mark.slow  # compiles the gradient code and its tangent with Numba (about 30 s)
+def test_trust_ncg_with_hvp_fits_the_ode_in_fewer_iterations_than_lbfgs(tmp_path):
+    import re
+
+    lines = run_example("ode_fit_trust_region.py", tmp_path).splitlines()
+    fits = [re.search(r"misfit (\S+), (\d+) iterations", line) for line in lines]
+    (newton, quasi), far = [f for f in fits if f][:2], [f for f in fits if f][2]
+    assert float(newton.group(1)) == pytest.approx(float(quasi.group(1)), rel=1e-8)
+    assert int(newton.group(2)) < int(quasi.group(2))
+    assert float(far.group(1)) == pytest.approx(float(newton.group(1)), rel=1e-8)
+    assert "symmetric to" in lines[-1]

@@ -1,4 +1,5 @@
-"""Registered derivatives in Swift's form, split into forward and pullback code.
+"""Registered derivatives in Swift's form, split into forward and pullback code
+(a differential, ``mode="forward"``, is split the same way).
 
 A derivative whose last statement returns a value and a lambda (or a nested
 ``def``) is *split*: the part before the return becomes a forward function
@@ -48,7 +49,7 @@ def split_of(custom: CustomDerivative) -> Split | None:
     fn = custom.derivative
     hit = _splits.get(id(fn))
     if hit is None or hit[0] is not fn:
-        hit = (fn, _split(fn))
+        hit = (fn, _split(fn, "pullback" if custom.mode == "reverse" else "differential"))
         _splits[id(fn)] = hit
     return hit[1]
 
@@ -72,8 +73,9 @@ def calling_wrapper(fn: Callable, parsed: ParsedFunction) -> LocalFunction:
 
 
 
-def _split(fn: Callable) -> Split | None:
-    """Split a Swift-form derivative into forward and pullback functions."""
+def _split(fn: Callable, role: str) -> Split | None:
+    """Split a Swift-form derivative into forward and pullback (or differential, as
+    ``role`` says) functions."""
     try:
         parsed = parse_function(fn)
     except Exception:  # no source: it will be called as a black box
@@ -84,7 +86,7 @@ def _split(fn: Callable) -> Split | None:
             and len(last.value.elts) == 2):
         return None
     value, pb = last.value.elts
-    pb_def = _pullback_def(pb, body[:-1])
+    pb_def = _pullback_def(pb, body[:-1], role)
     if pb_def is None:
         return None
     own = {a.id for a in pb_def.args.args} | set(stored_names(pb_def.body))
@@ -101,14 +103,15 @@ def _split(fn: Callable) -> Split | None:
     unpack = assignment([store_tuple([store(v) for v in free])], load(res_name))
     gast.copy_location(unpack, pb_def)
     pb_args = [store(res_name)] + copy.deepcopy(pb_def.args.args)
-    pullback = def_like(f"{parsed.name}_split_pullback", pb_args,
+    pullback = def_like(f"{parsed.name}_split_{role}", pb_args,
                      ([unpack] if free else []) + copy.deepcopy(pb_def.body), pb_def)
     return _local(parsed, forward), _local(parsed, pullback)
 
 
-def _pullback_def(pb: gast.expr, before: list[gast.stmt]) -> gast.FunctionDef | None:
+def _pullback_def(pb: gast.expr, before: list[gast.stmt],
+                  role: str) -> gast.FunctionDef | None:
     if isinstance(pb, gast.Lambda):
-        return lambda_to_def(pb, "pullback")
+        return lambda_to_def(pb, role)
     if isinstance(pb, gast.Name):
         for s in before:
             if isinstance(s, gast.FunctionDef) and s.name == pb.id:

@@ -144,7 +144,7 @@ class _Kinds:
     def derivative_value_kind(self, prim, kinds: list, op: gast.expr) -> Kind:
         """The value kind of a function known only by its registered derivative (a C
         function's ``restype``, or the value its split forward part returns)."""
-        split = split_of(prim.custom)
+        split = split_of(prim.registered)
         if split is None:
             return foreign_kind(prim.callee)
         try:

@@ -22,7 +22,9 @@ class ParsedFunction:
     ``node`` positions are those of the user's file.  ``namespace`` maps every
     free name (closure cells, then globals, then builtins) to its object.
     ``key`` identifies the function for caching (its code object, or the
-    enclosing function and position for a lifted local function).
+    enclosing function and position for a lifted local function).  ``generated``
+    marks s2s_ad's own generated code, which forward mode transforms again (second
+    derivatives) and reverse mode does not.
     """
 
     name: str
@@ -32,6 +34,7 @@ class ParsedFunction:
     key: Any
     params: list[str] = field(default_factory=list)
     defaults: dict[str, Any] = field(default_factory=dict)
+    generated: bool = False  # s2s_ad's own gradient code: forward mode only (higher_order)
 
     def location(self, node: gast.AST) -> Location:
         """The file location of ``node`` (1-based column)."""

@@ -10,6 +10,7 @@ overflow, and calls of Python objects Numba cannot call.
 from __future__ import annotations
 
 import ctypes
+import dataclasses
 from collections.abc import Callable
 from typing import Any
 
@@ -107,6 +108,8 @@ def load_tangent_module(name: str, parsed: ParsedFunction, normal: NormalFunctio
     """Write the forward-mode module of ``name`` (its ``<name>_jvp`` function, built
     now by the tangent stage) and prepare its two loaded forms."""
     fdef, callees = tangent_function(gen.context)
+    # the tangent stage may link more callees (a registered differential's parts)
+    gen = dataclasses.replace(gen, links=list(gen.context.links.values()))
     bound = ["List"] + list(gen.externals) + list(callees)
     deps = [t.tangent_module.path.stem for t in callees.values()]
     for link in gen.links:

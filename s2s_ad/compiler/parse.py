@@ -69,6 +69,9 @@ if hasattr(gast, "TryStar"):
 
 _file_trees: dict[tuple[str, int], gast.Module] = {}
 
+#: The module name prefix of generated code (see ``compiler/jit.py``).
+GENERATED = "s2s_ad_generated."
+
 
 def _file_tree(filename: str) -> tuple[gast.Module, list[str]] | None:
     linecache.checkcache(filename)
@@ -195,7 +198,8 @@ def parse_function(fn: Any) -> ParsedFunction:
         raise _source_unavailable(fn)
     node = copy.deepcopy(node)  # parsing rewrites it (lists); the file's tree is shared
     parsed = ParsedFunction(name=_generated_name(fn, node), node=node, filename=code.co_filename,
-                            namespace=_namespace(fn), key=code)
+                            namespace=_namespace(fn), key=code,
+                            generated=getattr(fn, "__module__", "").startswith(GENERATED))
     finish_parse(parsed, defaults=fn.__defaults__ or (), kwdefaults=fn.__kwdefaults__)
     return parsed
 

@@ -193,6 +193,13 @@ class Transform:
                                    ZeroDerivativeWarning, self.parsed.filename, z.lineno)
 
     @property
+    def reverse_refusal(self) -> NonDifferentiableError | None:
+        """Why reverse mode cannot differentiate it while forward mode can (it calls a
+        function that has only a differential registered), or None."""
+        context = self.generated.context if self.generated is not None else None
+        return context.refusal if context is not None else None
+
+    @property
     def wrt(self) -> list[str]:
         return [self.parsed.params[i] for i in self.wrt_positions]
 

@@ -38,6 +38,7 @@ class Primitive:
     rule: Rule | None = None
     callee: Any = None
     custom: CustomDerivative | None = None
+    differential: CustomDerivative | None = None  # a registered forward-mode derivative
     recompute: bool = False  # a function whose pullback recomputes its forward run
 
     shares_operands: ClassVar[bool] = False
@@ -82,13 +83,22 @@ class FunctionCall(Primitive):
 
 
 class CustomCall(Primitive):
-    """A call of a function with a registered ``@derivative``."""
+    """A call of a function with a registered ``@derivative``: ``custom`` its pullback
+    form, ``differential`` its forward form (either may be None, not both)."""
 
     shares_operands = True
     may_write = True
 
+    @property
+    def registered(self) -> CustomDerivative:
+        """The registration whose value the call computes (the pullback form's first)."""
+        return self.custom if self.custom is not None else self.differential
+
     def differentiable_operands(self) -> list[tuple[int, gast.expr]]:
-        positions = self.custom.positions(len(self.operands))
+        """The operands either registration differentiates (a tangent flowing through
+        the differential alone must still make the result vary)."""
+        positions = {p for entry in (self.custom, self.differential) if entry is not None
+                     for p in entry.positions(len(self.operands))}
         return [(i, a) for i, a in enumerate(self.operands) if i in positions]
 
 
@@ -136,13 +146,14 @@ class UnknownCall(Primitive):
 
 
 LIBRARY_MODULES = ("numpy", "scipy", "numba", "math", "builtins")
+RUNTIME = "s2s_ad.runtime"  # the helpers generated code calls (forward mode reads it again)
 
 
 def is_library(obj: Any) -> bool:
     """Whether ``obj`` belongs to a library (called as is, never differentiated through
     its source; differentiable only through a rule)."""
     module = getattr(obj, "__module__", None) or ""
-    return module.split(".")[0] in LIBRARY_MODULES
+    return module.split(".")[0] in LIBRARY_MODULES or module.startswith(RUNTIME)
 
 
 def _is_source_function(obj: Any) -> bool:
@@ -184,9 +195,9 @@ def classify(op: gast.expr) -> Primitive:
         callee = callee_of(op)
         if callee is run_kernel:
             return KernelCall(list(op.args[1:]), None, callee)
-        custom = custom_derivative(callee)
-        if custom is not None:
-            return CustomCall(list(op.args), None, callee, custom)
+        custom, differential = custom_derivative(callee), custom_derivative(callee, "forward")
+        if custom is not None or differential is not None:
+            return CustomCall(list(op.args), None, callee, custom, differential)
         if isinstance(callee, RecomputedFunction):
             return FunctionCall(list(op.args), None, callee.fn, recompute=True)
         if callee is with_derivative:
@@ -196,7 +207,7 @@ def classify(op: gast.expr) -> Primitive:
         rule = lookup(callee, len(op.args))
         if rule is not None:
             return RuleOp(_bind(rule, op), rule, callee)
-        if _is_source_function(callee):
-            return FunctionCall(list(op.args), None, callee)
+        if _is_source_function(callee) or hasattr(callee, "__s2s_ad_callee__"):
+            return FunctionCall(list(op.args), None, callee)  # (a gradient: its code)
         return UnknownCall(list(op.args), None, callee)
     return Opaque()

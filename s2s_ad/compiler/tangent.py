@@ -22,10 +22,11 @@ def f_jvp(x, y, t_x, t_y):
     return (result, t_result)
 
 Rules say how a tangent goes through each primitive (:mod:`s2s_ad.rules.tangent_rules`).
-Calls of other Python functions go through their own jvp functions; a growing
-list gets a tangent list appended beside it.  What has no tangent yet -- custom
-derivatives (which register a pullback only), hooks, kernels, rules without a
-tangent -- is refused with a located message.
+Calls of other Python functions go through their own jvp functions, calls of
+functions with a registered differential through it (:mod:`tangent_custom`); a
+growing list gets a tangent list appended beside it.  What has no tangent --
+custom derivatives with only a pullback, ``with_derivative`` hooks, kernels,
+rules without a tangent -- is refused with a located message.
 """
 
 from __future__ import annotations
@@ -38,20 +39,23 @@ import numpy as np
 from s2s_ad import runtime
 from s2s_ad.compiler.infer_kinds import static_slice
 from s2s_ad.compiler.primitives import (
+    RUNTIME,
     Copy,
     CustomCall,
     CutCall,
     FunctionCall,
+    HookCall,
     Index,
     Opaque,
     Primitive,
     RuleOp,
     TupleDisplay,
     classify,
+    is_library,
 )
 from s2s_ad.compiler.reverse import calls
 from s2s_ad.compiler.reverse.context import Context
-from s2s_ad.compiler.syntax.annotations import line_of, set_line
+from s2s_ad.compiler.syntax.annotations import callee_of, comment_of, line_of, set_line
 from s2s_ad.compiler.syntax.builders import (
     assign,
     assignment,
@@ -64,6 +68,7 @@ from s2s_ad.compiler.syntax.builders import (
     expr_stmt,
     function_def,
     load,
+    pass_stmt,
     return_stmt,
     store,
     store_item,
@@ -73,10 +78,11 @@ from s2s_ad.compiler.syntax.builders import (
     tuple_of,
 )
 from s2s_ad.compiler.syntax.names import module_function_name
+from s2s_ad.compiler.tangent_custom import custom_call, refused_hook
 from s2s_ad.errors import NonDifferentiableError
 from s2s_ad.kinds import ArrayKind, Kind, ListKind
 from s2s_ad.rules.registry import lookup, parse_template
-from s2s_ad.rules.tangent_rules import LINEAR, TANGENTS, tangent_form
+from s2s_ad.rules.tangent_rules import JOINTLY_LINEAR, LINEAR, TANGENTS, tangent_form
 
 NUMBERS = ("float", "int", "bool")
 
@@ -145,11 +151,11 @@ class TangentPass:
     def statement(self, s: gast.stmt) -> list[gast.stmt]:
         if isinstance(s, gast.If):
             node = copy.copy(s)
-            node.body, node.orelse = self.block(s.body), self.block(s.orelse)
+            node.body, node.orelse = self.nested(s.body), self.nested(s.orelse, optional=True)
             return [node]
         if isinstance(s, gast.While):
             node = copy.copy(s)
-            node.body = self.block(s.body)
+            node.body = self.nested(s.body)
             return [node]
         if isinstance(s, gast.For):
             if isinstance(s.target, gast.Name) and s.target.id in self.varied:
@@ -157,13 +163,37 @@ class TangentPass:
                     "forward mode: a loop over the items of a differentiated value is not "
                     "supported yet", self.location(s), "loop over range(len(...)) instead")
             node = copy.copy(s)
-            node.body = self.block(s.body)
+            node.body = self.nested(s.body)
             return [node]
         if isinstance(s, gast.Assign):
             return self.assignment(s)
         if isinstance(s, gast.Expr):
+            self.refuse_writes(s)
             return [calls.primal_stmt(self.cx, s)]
         return [s]
+
+    def nested(self, stmts: list[gast.stmt], optional: bool = False) -> list[gast.stmt]:
+        """The block of a branch or loop body: ``pass`` when it keeps no statement but
+        comments (nothing of it carries a tangent), none for an ``else`` then."""
+        out = self.block(stmts)
+        if all(comment_of(n) is not None for n in out):
+            return [] if optional else out + [pass_stmt()]
+        return out
+
+    def refuse_writes(self, s: gast.Expr) -> None:
+        """A runtime helper called for its effect (``rt.add_in_place(view, c)`` in
+        gradient code) writes into an operand: refused when a tangent flows into it."""
+        callee = callee_of(s.value) if isinstance(s.value, gast.Call) else None
+        if not (callee is not None and is_library(callee) and
+                not lookup(callee, len(s.value.args)) and
+                getattr(callee, "__module__", "").startswith(RUNTIME)):
+            return
+        if any(self.carries(a) for a in s.value.args):
+            raise NonDifferentiableError(
+                f"forward mode: {callee.__name__} writes into its argument (gradient code "
+                "adding into a slice of a cotangent), which is not supported yet",
+                self.location(s), "differentiate the slices' sum in one piece, or use "
+                "ad.hessian on the whole array")
 
     def header(self) -> list[gast.stmt]:
         """``# tangent of line N``, once per source line."""
@@ -186,6 +216,10 @@ class TangentPass:
         prim = classify(s.value)
         if isinstance(prim, FunctionCall):
             return self.call_function(s, name, prim)
+        if isinstance(prim, CustomCall):
+            return custom_call(self, s, name, prim)
+        if isinstance(prim, HookCall):
+            raise refused_hook(self, s)
         if isinstance(prim, RuleOp) and prim.callee is runtime.appended:
             return [primal] + self.header() + [self.appended(prim)]
         if isinstance(prim, RuleOp) and prim.callee is runtime.new_list:
@@ -239,13 +273,11 @@ class TangentPass:
             return self.item_read(s, prim)
         if isinstance(prim, RuleOp):
             return self.rule_tangent(s, result, prim)
-        what = "custom derivative" if isinstance(prim, CustomCall) else "call"
         callee = getattr(prim.callee, "__qualname__", None) or getattr(prim.callee, "__name__",
                                                                        "it")
-        hint = ("register a differential for it (forward mode cannot use a pullback)"
-                if isinstance(prim, CustomCall) else "use reverse mode (ad.gradient) for now")
-        raise NonDifferentiableError(f"forward mode through the {what} of '{callee}' is not "
-                                     "supported yet", self.location(s), hint)
+        raise NonDifferentiableError(f"forward mode through the call of '{callee}' is not "
+                                     "supported yet", self.location(s),
+                                     "use reverse mode (ad.gradient) for now")
 
     def item_read(self, s: gast.Assign, prim: Index) -> gast.expr | None:
         base = prim.operands[0]
@@ -261,7 +293,8 @@ class TangentPass:
 
     def rule_tangent(self, s: gast.Assign, result: str, prim: RuleOp) -> gast.expr | None:
         cx = self.cx
-        if prim.rule.reverse is not None and prim.callee not in LINEAR:
+        if prim.rule.reverse is not None and prim.callee not in LINEAR | JOINTLY_LINEAR \
+                and not prim.rule.tangent:
             raise NonDifferentiableError(f"forward mode: {prim.rule.emit} has no tangent rule "
                                          "yet", self.location(s), "use reverse mode for now")
         rule = calls.specialized(cx, prim, s.value)
@@ -309,7 +342,7 @@ class TangentPass:
         """The call of ``s`` with each of ``operands`` (those nodes) replaced by its
         tangent (a zero when it has none)."""
         tangents = {id(o): load(self.tangent(o.id)) if self.carries(o) else
-                    self.zero_like(o, self.cx.kind(o)) for o in operands}
+                    self.zero_atom(o) for o in operands}
         replaced = _replace_nodes(s.value, tangents)
         return calls.primal_stmt(self.cx, assign("_", replaced)).value
 
@@ -371,6 +404,16 @@ class TangentPass:
         node = expr_stmt(call_node(attribute(load(self.tangent(items.id)), "append"), [item]))
         set_line(node, self.line)
         return node
+
+    def zero_atom(self, atom: gast.expr) -> gast.expr:
+        """A zero like ``atom``, as an atom (an array's is computed first, in ``pre``)."""
+        kind = self.cx.kind(atom)
+        if not isinstance(kind, ArrayKind):
+            return self.zero_like(atom, kind)
+        name = self.cx.namer.fresh(f"zero_{getattr(atom, 'id', 'operand')}")
+        self.cx.kinds[name] = kind
+        self.pre.append(assign(name, self.zero_like(atom, kind), self.line))
+        return load(name)
 
     def zero_like(self, atom: gast.expr, kind: Kind) -> gast.expr:
         if isinstance(kind, tuple):

@@ -117,12 +117,30 @@ def _global_kinds(parsed: ParsedFunction
     return tuple(kind_of_value(read.value()) for read in hit[1]), fresh
 
 
+def _source_of(callee: Any, kinds: list[Kind], parsed: ParsedFunction, call: Any) -> Any:
+    """The function differentiated for a call of ``callee``: itself, or for a gradient
+    (``ad.gradient(g)`` called in differentiated code) the generated function computing
+    it, whose making the caller depends on (see ``gradient_calls``)."""
+    made = getattr(callee, "__s2s_ad_callee__", None)
+    if made is None:
+        return callee
+    try:
+        function, inner = made(kinds)
+    except NonDifferentiableError as exc:
+        if exc.location is not None or call is None:
+            raise
+        raise NonDifferentiableError(exc.problem, parsed.location(call), exc.hint) from None
+    include(inner.dependencies)
+    return function
+
+
 def _linker(parsed: ParsedFunction, float_dtype: str):
     """How the stages of ``parsed`` transform the functions it calls."""
     def link(callee: Any, kinds: list[Kind], primal_only: bool = False,
              call: Any = None) -> Transform:
         positions = [] if primal_only else [i for i, k in enumerate(kinds)
                                             if carries_derivative(k)]
+        callee = _source_of(callee, kinds, parsed, call)
         try:
             linked = transform(callee, kinds, positions, float_dtype)
             include(linked.dependencies)  # the caller's code is built on the callee's

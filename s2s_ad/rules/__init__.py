@@ -1,15 +1,15 @@
 """The primitives: the registry (:mod:`.registry`) and its tables, by topic.
 
-Each table is a file of entries, one primitive each: ``math_rules``,
-``builtin_rules``, ``elementwise_rules``, ``reduction_rules``, ``shape_rules``,
-``axes_rules``, ``rearrange_rules``, ``linalg_rules``, ``product_rules``,
-``scipy_linalg_rules``, ``constructor_rules``, ``stack_rules``, ``einsum_rules``,
-``list_rules``, and ``special_rules`` (``scipy.special``: registered once the user's
-code has imported it).  An entry is a call of :func:`primitive` on the function
-object: its parameters, the adjoint (VJP) template of each (in the parameters, ``z``
-the result and ``g`` its cotangent), its result kind, and whatever else is
-true of it (``elementwise``, ``methods``, ``view``...).  The name generated
-code calls is derived from the object, and the compiler reads everything else
+Each table is a file of entries, one primitive each: ``math_rules``, ``builtin_rules``,
+``elementwise_rules``, ``reduction_rules``, ``shape_rules``, ``axes_rules``,
+``rearrange_rules``, ``linalg_rules``, ``product_rules``, ``scipy_linalg_rules``,
+``constructor_rules``, ``stack_rules``, ``einsum_rules``, ``list_rules``,
+``runtime_rules`` (the helpers gradient code calls), and ``special_rules``
+(``scipy.special``: registered once the user's code has imported it). An entry is a call
+of :func:`primitive` on the function object: its parameters, the adjoint (VJP) template
+of each (in the parameters, ``z`` the result and ``g`` its cotangent), its result kind,
+and whatever else is true of it (``elementwise``, ``methods``, ``view``...). The name
+generated code calls is derived from the object, and the compiler reads everything else
 from the rule, so adding a NumPy function with a derivative is one entry here
 plus one case in ``tests/rule_table_cases.py``.  For example ``np.ldexp``
 (``x * 2 ** n``), which no table has:
@@ -43,6 +43,7 @@ from . import (  # noqa: F401  (the tables)
     product_rules,
     rearrange_rules,
     reduction_rules,
+    runtime_rules,
     scipy_linalg_rules,
     shape_rules,
     stack_rules,

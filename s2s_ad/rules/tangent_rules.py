@@ -31,7 +31,8 @@ import builtins
 import numpy as np
 
 from .. import runtime
-from .registry import Rule
+from .registry import BY_REVERSE_PASS, Rule
+from .runtime_rules import JOINTLY_LINEAR_HELPERS, LINEAR_HELPERS
 
 #: Functions linear in each of their (differentiable) operands: the tangent of
 #: ``f(a, b)`` is ``f(t_a, b) + f(a, t_b)``.
@@ -45,7 +46,7 @@ LINEAR = {
 
 #: Functions linear in all their operands at once, not in each: the tangent of
 #: ``np.append(a, b)`` is ``np.append(t_a, t_b)`` (a zero for an operand without one).
-JOINTLY_LINEAR = {np.append}
+JOINTLY_LINEAR = {np.append} | JOINTLY_LINEAR_HELPERS
 
 #: Operators linear in each operand (``a @ b``), by the rule's emitted name.
 LINEAR_OPERATORS = {"@"}
@@ -80,7 +81,7 @@ def _optional_linear() -> set:
         getattr(runtime, n) for n in helpers if hasattr(runtime, n)}
 
 
-LINEAR |= _optional_linear()
+LINEAR |= _optional_linear() | LINEAR_HELPERS
 
 
 def tangent_form(rule: Rule, param: str, scalars: bool, callee=None) -> tuple[str, str | None]:
@@ -96,7 +97,8 @@ def tangent_form(rule: Rule, param: str, scalars: bool, callee=None) -> tuple[st
         return "template", rule.tangent[param]
     if callee is not None and callee in TANGENTS and param in TANGENTS[callee]:
         return "template", TANGENTS[callee][param]
-    if (rule.elementwise or scalars) and param in rule.adjoints:
+    if (rule.elementwise or scalars) and rule.adjoints.get(param, BY_REVERSE_PASS) != \
+            BY_REVERSE_PASS:
         return "template", rule.adjoints[param]
     if (callee is not None and callee in LINEAR) or rule.emit in LINEAR_OPERATORS:
         return "linear", None

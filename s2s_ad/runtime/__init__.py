@@ -19,7 +19,8 @@ module and exactly each one's helpers):
   ``int_pow``, ``number_as_float``, ``number_as_int``, ``zero_d_item``, ``astype_int``,
   ``astype_float``, ``as_float64``, ``run_hook``
 - ``given``: ``given_cotangents``, ``given_cotangent`` (the cotangents a registered
-  kernel gradient or a custom derivative returns, checked against the inputs)
+  kernel gradient or a custom derivative returns, checked against the inputs),
+  ``given_tangent`` (the tangent a registered differential returns)
 - ``tapes``: ``grow`` (growable tapes), ``block_push`` and ``block_read`` (a loop's
   arrays, copied into one buffer), ``accumulate``, ``add_in_place`` and
   ``materialize`` (array cotangents, empty meaning "none yet")

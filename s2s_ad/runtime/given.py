@@ -1,4 +1,5 @@
-"""Cotangents given by user code: registered kernel gradients and custom derivatives.
+"""Cotangents given by user code: registered kernel gradients and custom derivatives
+(and the tangents registered differentials give, ``given_tangent``).
 
 A gradient function returns one cotangent per input: a tuple or a list (for one
 input also the cotangent itself), ``None`` for "no cotangent" (zero), a number
@@ -24,7 +25,7 @@ from numba.core.errors import TypingError
 
 from .axes import numba_impl
 
-__all__ = ["given_cotangent", "given_cotangents"]
+__all__ = ["given_cotangent", "given_cotangents", "given_tangent"]
 
 
 def given_cotangents(result, count, name):
@@ -55,6 +56,26 @@ def given_cotangent(part, like, name, position):
                          f"input {position}, which has shape {wanted}")
     if isinstance(like, np.ndarray):
         return np.asarray(part, dtype=np.float64)
+    return float(part)
+
+
+def given_tangent(part, like, name):
+    """Tangent ``part`` a registered differential of ``name`` returned for its value
+    ``like``: a float, or an array of ``like``'s shape and float dtype; ``None`` is zero.
+
+    >>> given_tangent(2, 3.0, "'scaled_exp'")
+    2.0
+    """
+    dtype = like.dtype if isinstance(like, np.ndarray) and like.dtype.kind == "f" \
+        else np.float64
+    if part is None:
+        return np.zeros(np.shape(like), dtype) if isinstance(like, np.ndarray) else 0.0
+    shape, wanted = np.shape(part), np.shape(like)
+    if shape != wanted:
+        raise ValueError(f"the differential of {name} returns a tangent of shape {shape} "
+                         f"for a value of shape {wanted}")
+    if isinstance(like, np.ndarray):
+        return np.asarray(part, dtype=dtype)
     return float(part)
 
 
@@ -103,3 +124,30 @@ def _ol_given_cotangent(part, like, name, position):
         return impl
     raise TypingError(f"s2s_ad: the gradient of {label} returns {part} as the cotangent of input "
                       f"{at}, which is {like}")
+
+
+@numba_impl(given_tangent)
+def _ol_given_tangent(part, like, name):
+    label = _literal(name)
+    if label is None:
+        return None
+    array = isinstance(like, types.Array)
+    dtype = like.dtype if array and isinstance(like.dtype, types.Float) else types.float64
+    if isinstance(part, types.NoneType | types.Omitted):
+        if array:
+            return lambda part, like, name: np.zeros(like.shape, dtype)
+        return lambda part, like, name: 0.0
+    if isinstance(part, types.Number) and not array:
+        return lambda part, like, name: float(part)
+    if isinstance(part, types.Array) and array and part.ndim == like.ndim:
+        message = (f"the differential of {label} returns a tangent whose shape is not its "
+                   "value's")
+
+        def impl(part, like, name):
+            if part.shape != like.shape:
+                raise ValueError(message)
+            return part.astype(dtype)
+
+        return impl
+    raise TypingError(f"s2s_ad: the differential of {label} returns {part} as the tangent of "
+                      f"its value, which is {like}")

@@ -25,6 +25,8 @@ __all__ = [
     "int_pow",
     "number_as_float",
     "number_as_int",
+    "range_length",
+    "no_transpose",
     "log_or_zero",
     "pow_slope",
     "run_hook",
@@ -119,6 +121,25 @@ def _ol_zero_d_item(x):
     if isinstance(x, types.Array):
         return lambda x: x[()]
     return lambda x: x
+
+
+@register_jitable
+def range_length(start, stop, step):
+    """``len(range(start, stop, step))``: a loop's trip count, as the gradient code
+    computes it (forward mode reads that code again).
+
+    >>> range_length(0, 10, 3)
+    4
+    """
+    return len(range(start, stop, step))
+
+
+@register_jitable
+def no_transpose():
+    """The pullback of a helper of gradient code whose transpose is not written: a
+    gradient of a gradient of arrays by reverse mode (forward over reverse works)."""
+    raise NotImplementedError("reverse mode through generated gradient code of arrays is "
+                              "not supported yet: use ad.hvp or ad.hessian")
 
 
 def number_as_int(x):

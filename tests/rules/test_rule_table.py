@@ -42,6 +42,7 @@ from s2s_ad import runtime
 from s2s_ad.compiler.jit import cache_dir
 from s2s_ad.compiler.normalize.library_calls import SPLITS
 from s2s_ad.rules import all_rules, array_methods, lookup
+from s2s_ad.rules.runtime_rules import HELPERS as GRADIENT_CODE_HELPERS
 from s2s_ad.testing import partial_derivatives
 
 FD_RTOL = 1e-5
@@ -65,7 +66,10 @@ def _key_name(key) -> str:
 
 
 def _registered() -> dict:
-    return {(callee, nargs): rule for callee, nargs, rule in all_rules()}
+    """The rules users' code calls (those of the helpers generated gradient code calls,
+    which forward mode reads again, are checked in tests/compiler/test_higher_order.py)."""
+    return {(callee, nargs): rule for callee, nargs, rule in all_rules()
+            if callee not in GRADIENT_CODE_HELPERS}
 
 
 def _is_differentiable(key) -> bool:

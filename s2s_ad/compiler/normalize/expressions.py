@@ -23,12 +23,14 @@ from s2s_ad import runtime
 from s2s_ad.compiler.dependencies import note_attribute
 from s2s_ad.compiler.ir import GlobalRead, LocalFunction, numbers_sequence
 from s2s_ad.compiler.normalize.dtypes import dtype_argument, scalar_type
+from s2s_ad.compiler.normalize.gradient_code import DTYPE_SECOND, range_call, trip_count
 from s2s_ad.compiler.normalize.library_calls import (
     SPLITS,
     einsum_subscripts,
     index_join,
     literal_tuple,
     literal_value,
+    repeated_display,
     split_pieces,
 )
 from s2s_ad.compiler.primitives import LIBRARY_MODULES, is_library
@@ -232,7 +234,7 @@ class ExpressionNormalizer:
         return op, stem
 
     def _operation(self, node: gast.expr) -> tuple[gast.expr, str]:
-        repeated = _repeated_display(node)
+        repeated = repeated_display(node)
         if repeated is not None:  # (x, y) * 2, [x] * 3: the items written out
             items, times = repeated
             atoms = [self.atom(e) for e in items]
@@ -407,6 +409,8 @@ class ExpressionNormalizer:
             if target is None or is_structure(target):  # called through its __call__
                 target = call_value
                 node = gast.copy_location(call_node(func, [func, *node.args], node.keywords), node)
+        if target is len and range_call(self, node):
+            node, target = trip_count(node), runtime.range_length
         if target is range:
             raise self.error(node, "range(...) is only supported as a for-loop iterable")
         if any(target is split for split in SPLITS):  # (a ctypes callee is unhashable)
@@ -468,9 +472,12 @@ class ExpressionNormalizer:
                 args += [load(v) for v in target.free]
             return args, []
         read = self.library_argument if is_library(target) else self.atom
-        args = [read(a) for a in node.args]
+        given, named = list(node.args), list(node.keywords)
+        if target in DTYPE_SECOND and len(given) == 2:  # np.empty(n, np.bool_)
+            named.append(keyword("dtype", given.pop()))
+        args = [read(a) for a in given]
         keywords = [keyword(k.arg, dtype_argument(self, k.value) if k.arg == "dtype"
-                            else read(k.value)) for k in node.keywords]
+                            else read(k.value)) for k in named]
         return args, keywords
 
     def library_argument(self, node: gast.expr) -> gast.expr:
@@ -479,22 +486,7 @@ class ExpressionNormalizer:
         return literal_tuple(node) or self.atom(node)
 
 
-_MAX_REPEATED = 64  # items of a repeated display written out; longer ones are refused
-
-
-def _repeated_display(node: gast.expr) -> tuple[list[gast.expr], int] | None:
-    """(items, times) of a tuple display (or a list display never changed, which parsing
-    made a tuple) repeated by a literal int: ``(x, y) * 2``, ``3 * [x]``."""
-    if not (isinstance(node, gast.BinOp) and isinstance(node.op, gast.Mult)):
-        return None
-    for display, count in ((node.left, node.right), (node.right, node.left)):
-        if isinstance(display, gast.Tuple) and isinstance(count, gast.Constant) and \
-                type(count.value) is int and \
-                0 <= count.value * len(display.elts) <= _MAX_REPEATED:
-            return list(display.elts), count.value
-    return None
-
-
 def _omits_defaults(fn: types.FunctionType) -> bool:
     """A user function with default values (a call may leave them out: bind them)."""
     return bool(fn.__defaults__) and not is_library(fn)
+

@@ -135,3 +135,19 @@ def split_pieces(norm: Any, node: gast.Call, target: Any) -> gast.expr:
         word = array.id if isinstance(array, gast.Name) else "array"
         pieces.append(norm.temp(piece, f"{word}_piece", node))
     return tuple_of(pieces)
+
+
+_MAX_REPEATED = 64  # items of a repeated display written out; longer ones are refused
+
+
+def repeated_display(node: gast.expr) -> tuple[list[gast.expr], int] | None:
+    """(items, times) of a tuple display (or a list display never changed, which parsing
+    made a tuple) repeated by a literal int: ``(x, y) * 2``, ``3 * [x]``."""
+    if not (isinstance(node, gast.BinOp) and isinstance(node.op, gast.Mult)):
+        return None
+    for display, count in ((node.left, node.right), (node.right, node.left)):
+        if isinstance(display, gast.Tuple) and isinstance(count, gast.Constant) and \
+                type(count.value) is int and \
+                0 <= count.value * len(display.elts) <= _MAX_REPEATED:
+            return list(display.elts), count.value
+    return None

@@ -29,6 +29,7 @@ from s2s_ad.compiler.ir import GlobalRead, LocalFunction, ParsedFunction
 from s2s_ad.compiler.normalize.arguments import copy_in_and_back, localize
 from s2s_ad.compiler.normalize.control import desugar_control
 from s2s_ad.compiler.normalize.expressions import atom_word, is_atom
+from s2s_ad.compiler.normalize.gradient_code import adds_into_slice
 from s2s_ad.compiler.normalize.growing import COMPREHENSIONS, ListNormalizer, list_names
 from s2s_ad.compiler.parse import finish_parse, lambda_to_def
 from s2s_ad.compiler.syntax.annotations import (
@@ -43,6 +44,7 @@ from s2s_ad.compiler.syntax.builders import (
     assert_stmt,
     assigned_names,
     assignment,
+    aug_item,
     binop,
     break_stmt,
     call_node,
@@ -161,6 +163,10 @@ class _Normalizer(ListNormalizer):
             return  # a docstring or a bare constant
         if self.is_list_method(s.value):
             self.list_method(s.value, s)
+        elif adds_into_slice(self, s.value):  # gradient code: d_x[1:4] += contribution
+            view, contribution = s.value.args
+            self.stmt_AugAssign(gast.copy_location(
+                aug_item(view.value.id, view.slice, contribution, None), s))
         elif isinstance(s.value, gast.Call):
             call, _ = self.call(s.value)
             self.emit(expr_stmt(call), s)

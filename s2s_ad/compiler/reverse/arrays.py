@@ -310,6 +310,8 @@ def check_writable(cx: Context, name: str, s: gast.Assign) -> None:
     saw.  What it cannot restore is a derivative: another variable that holds the
     same memory when the write runs and is read after it would see the new items,
     and its cotangent would not reach the written value."""
+    if cx.norm.parsed.generated:  # its pullback is never run (forward mode only)
+        return
     where = cx.norm.parsed.location(s)
     bound = [d for d in definitions(cx.norm.node.body) if d[0] == name]
     if name not in cx.stable or len(bound) != 1:

@@ -203,10 +203,18 @@ def passed_globals(cx: Context, link: CalleeLink, in_pullback: bool = False) -> 
     return [load(name) for name in link.globals_passed]
 
 
+def inherit_refusal(cx: Context, link: CalleeLink) -> None:
+    """A callee reverse mode cannot go through makes its caller refused as well."""
+    context = link.transform.generated.context
+    if cx.refusal is None and context is not None:
+        cx.refusal = context.refusal
+
+
 def call_function(cx: Context, s: gast.Assign, target: str, prim: Primitive, where: Where):
     if prim.recompute:
         return call_recomputed(cx, s, target, prim, where)
     link = link_callee(cx, prim, call=s)
+    inherit_refusal(cx, link)
     res = cx.namer.fresh(f"{link.primal}_residuals")
     cx.kinds[res] = "unknown"
     call = call_node(load(link.forward), list(prim.operands) + passed_globals(cx, link))
@@ -230,6 +238,7 @@ def call_recomputed(cx: Context, s: gast.Assign, target: str, prim: Primitive,
     """A call of a ``recompute_in_pullback`` function: the forward sweep runs its primal
     and keeps only its arguments; the pullback runs its forward again, then its pullback."""
     link = link_callee(cx, prim, call=s)
+    inherit_refusal(cx, link)
     primal = call_node(load(link.primal), list(prim.operands) + passed_globals(cx, link))
     fwd_call = assign(target, primal, cx.line)
     fwd, rev_restore, saved = [], [], []
@@ -271,7 +280,10 @@ def call_hook(cx: Context, s: gast.Assign, target: str, prim: Primitive, where: 
 def call_custom(cx: Context, s: gast.Assign, target: str, prim: Primitive, where: Where):
     """A call of a function with a registered derivative (Swift's form)."""
     custom = prim.custom
-    split = _linkable_split(cx, prim)
+    if custom is None:  # a differential only: forward mode can still go through it
+        cx.refusal = cx.refusal or no_pullback(cx, s, prim)
+        return [primal_stmt(cx, s)], []
+    split = _linkable_split(cx, prim, custom)
     res = cx.namer.fresh(f"{target}_pullback" if split is None
                            else f"{target}_residuals")
     cx.kinds[res] = "unknown"
@@ -315,11 +327,23 @@ def call_custom(cx: Context, s: gast.Assign, target: str, prim: Primitive, where
     return [fwd_call] + f + kept_fwd, rev + cx.reset(target, prim)
 
 
-def _linkable_split(cx: Context, prim: Primitive) -> Any:
-    """The split (forward, pullback) of a registered derivative when both parts can be
-    transformed (then Numba can compile them); None to call the derivative as it is
-    (a pullback that calls ``ad.pullback``, say: Python runs it)."""
-    split = split_of(prim.custom)
+def no_pullback(cx: Context, s: gast.stmt, prim: Primitive) -> NonDifferentiableError:
+    """Reverse mode through a function that has only a differential registered."""
+    name = getattr(prim.callee, "__name__", "the function")
+    return NonDifferentiableError(
+        f"reverse mode through '{name}' needs a pullback, but only a differential "
+        "(@ad.derivative(mode=\"forward\")) is registered for it",
+        cx.norm.parsed.location(s.value if hasattr(s.value, "lineno") else s),
+        f"register one with @ad.derivative(of={name}) returning (value, pullback), or "
+        "use forward mode (ad.jvp)")
+
+
+def _linkable_split(cx: Context, prim: Primitive, entry: Any = None) -> Any:
+    """The split (forward, pullback) of a registered derivative (``entry``, default the
+    one whose value the call computes) when both parts can be transformed (then Numba
+    can compile them); None to call the derivative as it is (a pullback that calls
+    ``ad.pullback``, say: Python runs it)."""
+    split = split_of(entry if entry is not None else prim.registered)
     if split is None:
         return None
     try:

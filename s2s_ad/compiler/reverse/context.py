@@ -33,6 +33,7 @@ from s2s_ad.compiler.syntax.builders import (
     zero,
 )
 from s2s_ad.compiler.syntax.names import Namer
+from s2s_ad.errors import NonDifferentiableError
 from s2s_ad.kinds import ArrayKind, Kind, kind_of_value
 
 Linker = Callable[..., Any]  # (callee, kinds, primal_only, call=None) -> Transform
@@ -138,6 +139,9 @@ class Context:
     # (the Where, the pullback's expression); versions count rebindings seen so far
     saved: dict[tuple, tuple] = field(default_factory=dict)
     versions: dict[str, int] = field(default_factory=dict)
+    # why reverse mode cannot differentiate it (a call of a function with only a
+    # differential): raised when reverse-mode code is asked for, not when forward mode is
+    refusal: NonDifferentiableError | None = None
 
     def __post_init__(self) -> None:
         self.externals = dict(self.norm.externals)

@@ -23,7 +23,14 @@ from s2s_ad.compiler.primitives import (
     UnknownCall,
     classify,
 )
-from s2s_ad.compiler.reverse import arrays, calls, kernel_calls, lists, saving
+from s2s_ad.compiler.reverse import (  # gradient_code: the reverse steps it registers
+    arrays,
+    calls,
+    gradient_code,  # noqa: F401
+    kernel_calls,
+    lists,
+    saving,
+)
 from s2s_ad.compiler.reverse.context import Context, Where
 from s2s_ad.compiler.syntax.annotations import is_in_place
 from s2s_ad.compiler.syntax.builders import (

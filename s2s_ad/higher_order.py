@@ -1,0 +1,295 @@
+"""Second derivatives by forward over reverse: ``hvp``, ``hessian``, and the forward
+mode and gradients of ``gradient(f)``.
+
+The gradient of ``f`` is generated code (its ``<name>_value_and_grad`` function, see
+:mod:`s2s_ad.compiler.reverse`); forward mode transforms that code again, as it
+transforms the user's, so the tangent of the gradient along ``v`` is the
+Hessian-vector product ``H v``.  The runtime helpers the gradient code calls
+have tangent rules of their own (:mod:`s2s_ad.rules.runtime_rules`).
+
+>>> def f(x, y):
+...     return x * x * y + y ** 3
+>>> hvp(f, (1.0, 2.0), (1.0, 0.0))   # H @ (1, 0) = (2y, 2x)
+(4.0, 2.0)
+>>> hessian(f)(1.0, 2.0)
+((4.0, 2.0), (2.0, 12.0))
+"""
+
+from __future__ import annotations
+
+import linecache
+import re
+import weakref
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from .api import (
+    DifferentiableFunction,
+    as_differentiable,
+    differentiable,
+    running,
+)
+from .boundary import lowered_args, passed_globals, type_key
+from .compiler.pipeline import Transform
+from .errors import ArgumentError, Location, NonDifferentiableError
+from .forward_mode import jvp, jvp_callable, tangents_in
+from .gradient_object import GradientOf
+
+_gradient_code: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+_LINE_COMMENT = re.compile(r"# (?:adjoint of |tangent of )?line (\d+)")
+
+
+def _value_and_grad_code(df: DifferentiableFunction, args: tuple
+                         ) -> tuple[Transform, DifferentiableFunction, tuple]:
+    """The transform of ``df`` at ``args``, its value-and-gradient code as a function
+    forward mode can transform, and the values that code takes (the arguments, then
+    the globals it reads)."""
+    bound, defaulted = df.bind(args, {})
+    t = df.prepare(bound, defaulted)
+    if t.structured or t.structured_result or t.structured_globals:
+        raise NonDifferentiableError("second derivatives of functions of structures "
+                                     "(dataclasses, dicts, named tuples) are not supported "
+                                     "yet", t.parsed.location(t.parsed.node),
+                                     "pass the arrays one by one")
+    code = t.module.python(t.generated.fused.name)
+    inner = _gradient_code.get(code)
+    if inner is None:  # forward mode differentiates every float argument of the code
+        inner = _gradient_code[code] = differentiable(code, jit=df.jit)
+    passed = (*lowered_args(t, bound), *passed_globals(t, t.global_values()))
+    return t, inner, passed
+
+
+def _gradient_code_transform(t: Transform, inner: DifferentiableFunction,
+                             passed: tuple) -> Transform:
+    """The transform of the gradient code ``inner`` with its tangent module built.  What
+    the tangent stage refuses in that code, or fails to read, is reported at the user's
+    line the refused gradient statement came from (no number is computed then)."""
+    try:
+        bound, defaulted = inner.bind(passed, {})
+        inner_t = inner.prepare(bound, defaulted)
+        _ = inner_t.tangent_module
+        return inner_t
+    except NonDifferentiableError as exc:
+        if exc.location is None or exc.location.filename == t.parsed.filename:
+            raise
+        raise _relocated(t, exc.problem, exc.location) from None
+    except (ValueError, TypeError, KeyError, AttributeError) as exc:  # reading it failed
+        raise _relocated(t, f"{type(exc).__name__}: {exc}", None) from None
+
+
+def _forward_over(t: Transform, inner: DifferentiableFunction, passed: tuple,
+                  tangents: tuple) -> tuple[Any, Any]:
+    """``jvp`` of the gradient code ``inner`` (see :func:`_gradient_code_transform`)."""
+    _gradient_code_transform(t, inner, passed)
+    return jvp(inner, passed, tangents)
+
+
+def _relocated(t: Transform, problem: str, where: Location | None) -> NonDifferentiableError:
+    """A refusal in the gradient code of ``t``, at the user's line it came from."""
+    line = (_source_line(where) if where is not None else None) or t.parsed.node.lineno
+    inside = f" (in its gradient code, {where})" if where is not None else ""
+    return NonDifferentiableError(
+        f"second derivatives of {t.parsed.name}: {problem}{inside}",
+        Location(t.parsed.filename, line, 1),
+        "its gradient (first derivative) works; second derivatives through this are not "
+        "supported yet")
+
+
+def _source_line(where: Location) -> int | None:
+    """The user's line a statement of generated code comes from: the number in the
+    nearest ``# line N`` or ``# adjoint of line N`` comment above it."""
+    for number in range(where.lineno, 0, -1):
+        found = _LINE_COMMENT.search(linecache.getline(where.filename, number))
+        if found:
+            return int(found.group(1))
+    return None
+
+
+@dataclass
+class _Plan:
+    """One compiled Hessian-vector product: for arguments of the types it was built for,
+    while what it was built from holds (no helper redefined, the globals' types kept)."""
+
+    t: Transform  # of the user's function
+    inner: DifferentiableFunction  # its gradient code, as forward mode reads it
+    inner_t: Transform
+    fn: Callable  # the jvp of the gradient code (a Numba dispatcher, or Python)
+    global_types: tuple
+
+    def usable(self, values: tuple) -> bool:
+        return self.t.current() and self.inner_t.current() and \
+            tuple(map(type_key, values)) == self.global_types
+
+
+_plans: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+
+def _plan_for(df: DifferentiableFunction, primals: tuple, tangents: tuple) -> _Plan:
+    """The plan of ``df`` for these arguments: the last one built, or a new one."""
+    plans = _plans.setdefault(df, {})
+    key = tuple(map(type_key, primals))
+    plan = plans.get(key)
+    if plan is not None and plan.usable(plan.t.global_values()):
+        return plan
+    t, inner, passed = _value_and_grad_code(df, primals)
+    if len(passed) - len(t.generated.hidden) != len(primals):
+        raise ArgumentError(f"hvp of {df.__name__}: give every argument ({len(t.parsed.params)}"
+                            f"), defaults included")
+    inner_t = _gradient_code_transform(t, inner, passed)
+    full = tangents + (None,) * (len(passed) - len(tangents))
+    carried = tangents_in(inner, inner_t, passed, full)
+    fn = jvp_callable(inner, inner_t, (*passed, *carried))
+    plans[key] = plan = _Plan(t, inner, inner_t, fn,
+                              tuple(map(type_key, passed[len(primals):])))
+    return plan
+
+
+def value_gradient_and_hvp(f: Callable, primals: Sequence, tangents: Sequence, *,
+                           wrt: Sequence[str] | str | None = None) -> tuple[Any, Any, Any]:
+    """``(f(*primals), gradient, H @ tangents)`` in one forward-over-reverse run;
+    ``tangents`` as in :func:`jvp` (one per argument, None for those not differentiated).
+    The gradient and the product are bare for one differentiated parameter, else
+    tuples.  After the first call with arguments of given types, a call reads the
+    globals, checks the tangents and runs the compiled code.
+    """
+    df = as_differentiable(f, wrt)
+    primals, tangents = tuple(primals), tuple(tangents)
+    if len(tangents) != len(primals):
+        raise ArgumentError(f"hvp of {df.__name__}: {len(primals)} primals but "
+                            f"{len(tangents)} tangents (give one per argument)")
+    plan = _plan_for(df, primals, tangents)
+    t = plan.t
+    for position, (name, tangent) in enumerate(zip(t.parsed.params, tangents, strict=True)):
+        if tangent is not None and position not in t.wrt_positions and \
+                np.any(np.asarray(tangent) != 0):
+            raise ArgumentError(f"argument '{name}' of {df.__name__} is not differentiated, "
+                                "so its tangent must be None or zero")
+    passed = (*primals, *passed_globals(t, t.global_values()))
+    full = tangents + (None,) * (len(passed) - len(tangents))
+    carried = tangents_in(plan.inner, plan.inner_t, passed, full)
+    (value, grads), (_, products) = running(plan.inner_t, plan.fn, *passed, *carried)
+    if len(t.wrt_positions) == 1:
+        return value, grads[0], products[0]
+    return value, grads, products
+
+
+def hvp(f: Callable, primals: Sequence, tangents: Sequence, *,
+        wrt: Sequence[str] | str | None = None) -> Any:
+    """The Hessian of ``f`` (a function returning a number) at ``primals`` times
+    ``tangents``, by forward mode over the generated gradient code: bare for one
+    differentiated parameter, else a tuple (one per parameter, of its shape).
+
+    >>> import numpy as np
+    >>> def energy(q):
+    ...     return 0.5 * np.sum(q ** 4)
+    >>> hvp(energy, (np.array([1.0, 2.0]),), (np.array([1.0, 1.0]),))   # 6 q^2 v
+    array([ 6., 24.])
+    """
+    return value_gradient_and_hvp(f, primals, tangents, wrt=wrt)[2]
+
+
+def hessian(f: Callable, wrt: Sequence[str] | str | None = None) -> Callable:
+    """A function of ``f``'s arguments returning the Hessian of ``f`` with respect to
+    ``wrt`` (default: every float argument), one Hessian-vector product per entry of
+    the differentiated arguments: for one parameter an array of shape
+    ``x.shape + x.shape`` (a number for a number), for several a tuple of rows
+    ``H[i][j]`` of shape ``xi.shape + xj.shape``.
+
+    >>> import numpy as np
+    >>> def quadratic(v):
+    ...     return v[0] * v[0] + 3.0 * v[0] * v[1]
+    >>> hessian(quadratic)(np.array([1.0, 2.0]))
+    array([[2., 3.],
+           [3., 0.]])
+    """
+    df = as_differentiable(f, wrt)
+
+    def hessian_of(*args: Any) -> Any:
+        bound, defaulted = df.bind(args, {})
+        positions = df.prepare(bound, defaulted).wrt_positions
+        rows: list[list[np.ndarray]] = [[] for _ in positions]
+        for i, p in enumerate(positions):
+            shape = np.shape(bound[p])
+            for j in range(int(np.prod(shape, dtype=int))):
+                tangents = [None] * len(bound)
+                tangents[p] = _unit(bound[p], j)
+                products = value_gradient_and_hvp(df, bound, tangents)[2]
+                products = products if len(positions) > 1 else (products,)
+                rows[i].append(products)
+        blocks = [[_block(rows[i], bound[p], bound[q], k) for k, q in enumerate(positions)]
+                  for i, p in enumerate(positions)]
+        if len(positions) == 1:
+            return blocks[0][0]
+        return tuple(tuple(row) for row in blocks)
+
+    return hessian_of
+
+
+def _unit(like: Any, flat: int) -> Any:
+    """The ``flat``-th unit vector shaped like ``like`` (1.0 for a number)."""
+    if np.ndim(like) == 0:
+        return 1.0
+    unit = np.zeros(np.shape(like))
+    unit.flat[flat] = 1.0
+    return unit
+
+
+def _block(products: list, first: Any, second: Any, k: int) -> Any:
+    """``H[i][k]`` from the products ``H @ e_j`` along the entries ``j`` of ``first``."""
+    columns = [np.asarray(p[k], dtype=np.float64) for p in products]
+    if np.ndim(first) == 0 and np.ndim(second) == 0:
+        return float(columns[0])
+    block = np.stack(columns) if columns else np.zeros((0,) + np.shape(second))
+    return block.reshape(np.shape(first) + np.shape(second))
+
+
+def jvp_of_gradient(g: GradientOf, primals: Sequence, tangents: Sequence) -> tuple[Any, Any]:
+    """``jvp(gradient(f), primals, tangents)``: the gradient and its derivative along
+    ``tangents`` (every float argument may move, not only those differentiated)."""
+    return _gradient_and_derivative(g.df, tuple(primals), tuple(tangents))
+
+
+def _gradient_and_derivative(df: DifferentiableFunction, primals: tuple,
+                             tangents: tuple) -> tuple[Any, Any]:
+    if len(tangents) != len(primals):
+        raise ArgumentError(f"jvp of the gradient of {df.__name__}: {len(primals)} primals "
+                            f"but {len(tangents)} tangents (give one per argument)")
+    t, inner, passed = _value_and_grad_code(df, primals)
+    full = tangents + (None,) * (len(passed) - len(tangents))
+    (_, grads), (_, products) = _forward_over(t, inner, passed, full)
+    if len(t.wrt_positions) == 1:
+        return grads[0], products[0]
+    return grads, products
+
+
+def gradient_of_gradient(g: GradientOf, wrt: Sequence[str] | str | None = None) -> Callable:
+    """``gradient(gradient(f, wrt=p), wrt=q)`` for a number ``p``: ``d/dq df/dp``, the
+    row ``p`` of the Hessian (``wrt`` as in :func:`s2s_ad.gradient`), from one forward
+    run over the gradient code of ``f`` along ``p``.
+
+    >>> import s2s_ad as ad
+    >>> ad.gradient(ad.gradient(lambda x: x ** 4))(0.5)   # 12 x^2
+    3.0
+    """
+    outer = as_differentiable(g.df, wrt) if wrt is not None else \
+        differentiable(g.df.fn, jit=g.df.jit)  # every float argument, not the inner wrt
+
+    def second(*args: Any) -> Any:
+        bound, defaulted = g.df.bind(args, {})
+        inner = g.df.prepare(bound, defaulted).wrt_positions
+        if len(inner) != 1 or np.ndim(bound[inner[0]]) != 0:
+            raise ArgumentError(f"the gradient of the gradient of {g.df.__name__}: the inner "
+                                "gradient must be a number (one differentiated number "
+                                "argument); use ad.hessian or ad.jacobian for arrays")
+        tangents = [None] * len(bound)
+        tangents[inner[0]] = 1.0
+        return _gradient_and_derivative(outer, tuple(bound), tuple(tangents))[1]
+
+    return second
+
+
+GradientOf.differentiated = staticmethod(gradient_of_gradient)
+GradientOf.jvp_of = staticmethod(jvp_of_gradient)
