@@ -180,8 +180,7 @@ def hvp_rows(jax, quick: bool, failures: list[str]) -> list[Row] | str:
     from problems import PROBLEMS
 
     rows, jax_scalar = [], jax_functions()
-    for p in PROBLEMS:
-        n = 1_000
+    for p, n in [(p, n) for p in PROBLEMS for n in ((1_000,) if quick else (1_000, 100_000))]:
         direction = (1.0, 0.5, -0.25)[:len(p.params)]
         jf = jax_scalar[p.name]
         argnums = tuple(range(len(p.params)))
