@@ -351,6 +351,15 @@ def jax_array_grad(jax, f: Callable, nwrt: int, static: tuple[int, ...]) -> Call
 
 def make_loop_jax() -> dict[str, Callable]:
     import jax
+
+    return {name: jax_array_grad(jax, f, nwrt, static)
+            for name, (f, nwrt, static) in loop_jax_functions().items()}
+
+
+def loop_jax_functions() -> dict[str, tuple[Callable, int, tuple[int, ...]]]:
+    """The loop problems in JAX, undifferentiated: name -> (function, how many leading
+    arguments are differentiated, the positions of static arguments)."""
+    import jax
     import jax.numpy as jnp
     from jax import lax
 
@@ -427,12 +436,9 @@ def make_loop_jax() -> dict[str, Callable]:
         last, _ = lax.scan(row, first, cost)
         return last[-1]
 
-    def wrap(f: Callable, nwrt: int, static: tuple[int, ...]) -> Callable:
-        return jax_array_grad(jax, f, nwrt, static)
-
-    return {"heat": wrap(heat, 2, (2,)), "ode_rk4": wrap(ode_rk4, 2, (3,)),
-            "kalman": wrap(kalman, 3, ()), "bundle": wrap(bundle, 2, ()),
-            "lennard_jones": wrap(lennard_jones, 1, ()), "soft_dtw": wrap(soft_dtw, 2, ())}
+    return {"heat": (heat, 2, (2,)), "ode_rk4": (ode_rk4, 2, (3,)), "kalman": (kalman, 3, ()),
+            "bundle": (bundle, 2, ()), "lennard_jones": (lennard_jones, 1, ()),
+            "soft_dtw": (soft_dtw, 2, ())}
 
 
 def project_all(xp, stack: Callable, cameras, points):

@@ -285,6 +285,26 @@ def make_autograd() -> dict[str, Callable]:
 
 def make_jax() -> dict[str, Callable]:
     import jax
+
+    functions = jax_functions()
+
+    def wrap(f: Callable, nparams: int) -> Callable:
+        g = jax.jit(jax.grad(f, argnums=tuple(range(nparams))), static_argnums=nparams)
+
+        def grad(*args):
+            out = g(*args)
+            return tuple(float(v) for v in jax.block_until_ready(out))
+        return grad
+
+    return {"oscillator": wrap(functions["oscillator"], 3),
+            "rosenbrock_chain": wrap(functions["rosenbrock_chain"], 2),
+            "kepler": wrap(functions["kepler"], 2),
+            "logistic_branches": wrap(functions["logistic_branches"], 2)}
+
+
+def jax_functions() -> dict[str, Callable]:
+    """The scalar problems in JAX (``f(*params, n)``, ``n`` static), undifferentiated."""
+    import jax
     import jax.numpy as jnp
     from jax import lax
 
@@ -336,16 +356,8 @@ def make_jax() -> dict[str, Callable]:
         _, loss = lax.fori_loop(0, n, step, (0.3, 0.0))
         return loss / n
 
-    def wrap(f: Callable, nparams: int) -> Callable:
-        g = jax.jit(jax.grad(f, argnums=tuple(range(nparams))), static_argnums=nparams)
-
-        def grad(*args):
-            out = g(*args)
-            return tuple(float(v) for v in jax.block_until_ready(out))
-        return grad
-
-    return {"oscillator": wrap(oscillator, 3), "rosenbrock_chain": wrap(rosenbrock_chain, 2),
-            "kepler": wrap(kepler, 2), "logistic_branches": wrap(logistic_branches, 2)}
+    return {"oscillator": oscillator, "rosenbrock_chain": rosenbrock_chain, "kepler": kepler,
+            "logistic_branches": logistic_branches}
 
 
 # --------------------------------------------------------------------------------------

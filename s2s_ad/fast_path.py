@@ -152,3 +152,56 @@ def _returned(kind: str, parts: PlanParts, bound: dict[str, Any]) -> list[str]:
              for k, i in enumerate(parts.wrt_positions)]
     grad = grads[0] if len(grads) == 1 else f"({', '.join(grads)},)"
     return [*lines, f"return {grad}" if kind == "gradient" else f"return value, {grad}"]
+
+
+def build_jvp_plan(parts: PlanParts, tangent_keys: tuple,
+                   convert: Callable[[int, Any, Any], Any]) -> Callable[[Any, Any], Any]:
+    """The plan of ``jvp(f, primals, tangents)``: ``parts`` as for the other entry
+    points, ``tangent_keys`` the :func:`type_key` of each differentiated argument's
+    tangent as the kernel took it, ``convert(position, primal, tangent)`` the full
+    path's check and conversion of a tangent (raising its error).  A tangent given as
+    the kernel takes it is passed as it is; another is converted and must then be of
+    the type seen; a tangent of an argument not differentiated must be ``None`` or a
+    zero number: anything else misses, and the full path checks it."""
+    holds, dependencies = parts.holds
+    bound: dict[str, Any] = {"MISS": MISS, "kernel": parts.kernel, "note": parts.note,
+                             "convert": convert, **dependencies}
+    n = len(parts.arg_keys)
+    names = [f"a{i}" for i in range(n)]
+    tests = [guard(name, key, bound) for name, key in zip(names, parts.arg_keys, strict=True)]
+    lines = [f"if len(primals) != {n} or len(tangents) != {n}:", "    return MISS"]
+    if n:
+        lines += [f"{', '.join(names)}, = primals", f"{', '.join(f't{i}' for i in range(n))}, = "
+                  "tangents"]
+    lines += ["try:", f"    if not ({' and '.join([*tests, f'({holds})'])}):",
+              "        return MISS", "except (KeyError, ValueError):", "    return MISS"]
+    values = []
+    for j, (read, key) in enumerate(parts.globals):
+        lines += [f"g{j} = {_constant(read, bound)}()",
+                  f"if not ({guard(f'g{j}', key, bound)}):", "    return MISS"]
+        values.append(f"g{j}")
+    numbers = _constant((int, float), bound)
+    carried = []
+    for i in range(n):
+        if i not in parts.wrt_positions:
+            lines += [f"if t{i} is not None and (type(t{i}) not in {numbers} or t{i} != 0):",
+                      "    return MISS"]
+            continue
+        key = tangent_keys[parts.wrt_positions.index(i)]
+        test = guard(f"t{i}", key, bound)
+        if isinstance(key, tuple):
+            test += f" and t{i}.shape == a{i}.shape"
+        lines += [f"c{i} = t{i}", f"if not ({test}):", f"    c{i} = convert({i}, a{i}, t{i})",
+                  f"    if not ({guard(f'c{i}', key, bound)}):", "        return MISS"]
+        carried.append(f"c{i}")
+    call = f"kernel({', '.join([*names, *values, *carried])})"
+    lines += ["try:", f"    return {call}", "except Exception as exc:", "    note(exc)",
+              "    raise"]
+    body = "\n".join("        " + line for line in lines)
+    source = (f"def make({', '.join(bound)}):\n    def plan(primals, tangents):\n{body}\n"
+              "    return plan\n")
+    space: dict[str, Any] = {}
+    exec(source, space)  # noqa: S102 - built above from fixed templates
+    plan = space["make"](*bound.values())
+    plan.source = source
+    return plan

@@ -15,6 +15,8 @@ True
 
 from __future__ import annotations
 
+import functools
+import types
 import weakref
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -27,13 +29,23 @@ from .api import (
     running,
     value_with_pullback,
 )
-from .boundary import lowered_args, passed_globals, raised, type_key
+from .argument_memory import copied
+from .boundary import type_key
 from .compiler.jit import signature_text
 from .compiler.pipeline import Transform
 from .errors import ArgumentError, JitError, NonDifferentiableError
+from .fast_path import MISS, PlanParts, build_jvp_plan
+from .forward_columns import compiled_driver
 from .gradient_object import GradientOf
+from .tracebacks import add_location_note
 
 _compiled: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+_made: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # function -> its plans
+_plans: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # function -> its last plan
+_drivers: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # function -> Jacobian drivers
+_driver_code: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # transform -> drivers
+_LISTS = (tuple, list)  # the primals and tangents a plan takes (the full path: any iterable)
+_LATER = object()  # in _drivers: the first call was seen, the second compiles a driver
 
 
 def jvp(f: Callable, primals: Sequence, tangents: Sequence, *,
@@ -43,6 +55,9 @@ def jvp(f: Callable, primals: Sequence, tangents: Sequence, *,
     shape; ``None`` or zero for an argument not differentiated).
 
     ``wrt`` names the parameters that carry tangents (default: every float argument).
+    After one call with given argument types, later calls like it run a plan that
+    skips binding and preparing (:func:`s2s_ad.fast_path.build_jvp_plan`); a
+    redefined helper, a rebound global function or other argument types miss it.
 
     >>> value, tangent = jvp(lambda a, b: a * b + a, (3.0, 4.0), (1.0, 0.5))
     >>> value, tangent   # 1 * (4 + 1) + 0.5 * 3
@@ -51,7 +66,25 @@ def jvp(f: Callable, primals: Sequence, tangents: Sequence, *,
     if isinstance(f, GradientOf):  # forward over reverse: see s2s_ad.higher_order
         return GradientOf.jvp_of(f, primals, tangents)
     df = as_differentiable(f, wrt)
-    primals, tangents = tuple(primals), tuple(tangents)
+    plan = _plans.get(df)
+    if plan is not None and type(primals) in _LISTS and type(tangents) in _LISTS:
+        result = plan(primals, tangents)
+        if result is not MISS:
+            return result
+    return _full_jvp(df, tuple(primals), tuple(tangents))
+
+
+def _full_jvp(df: DifferentiableFunction, primals: tuple, tangents: tuple) -> tuple[Any, Any]:
+    """The full path of :func:`jvp`: bind, prepare, check, run; then install the plan
+    of this call (when every argument was given)."""
+    t, fn, passed = _validated(df, primals, tangents)
+    return running(t, fn, *passed)
+
+
+def _validated(df: DifferentiableFunction, primals: tuple, tangents: tuple
+               ) -> tuple[Transform, Callable, tuple]:
+    """(transform, tangent kernel, its arguments) of a jvp call, checked; installs the
+    plan of calls like it."""
     if len(tangents) != len(primals):
         raise ArgumentError(f"jvp of {df.__name__}: {len(primals)} primals but "
                             f"{len(tangents)} tangents (give one per argument)")
@@ -63,10 +96,46 @@ def jvp(f: Callable, primals: Sequence, tangents: Sequence, *,
                                      t.parsed.location(t.parsed.node),
                                      "use reverse mode (ad.gradient) for now")
     carried = tangents_in(df, t, args, tangents)
-    passed = (*lowered_args(t, args), *passed_globals(t, t.global_values()), *carried)
+    values = t.global_values()
+    passed = (*args, *values, *carried)
     fn = jvp_callable(df, t, passed)
-    value, tangent = running(t, fn, *passed)
-    return raised(t, value), tangent
+    if not defaulted:
+        _plans[df] = _plan(df, t, fn, args, values, carried)
+    return t, fn, passed
+
+
+def _plan(df: DifferentiableFunction, t: Transform, fn: Callable, args: tuple,
+          values: tuple, carried: list) -> Callable:
+    """The plan of a call just validated (made once per transform and types; kept by
+    the function, and holding nothing that keeps the function alive)."""
+    arg_keys = tuple(map(type_key, args))
+    global_keys = tuple(map(type_key, values))
+    tangent_keys = tuple(map(type_key, carried))
+    made = _made.setdefault(df, {})
+    key = (arg_keys, global_keys, tangent_keys)
+    hit = made.get(key)
+    if hit is None or hit[0] is not t or hit[1] is not fn:
+        holds = ("True", {}) if t.dependencies is None else t.dependencies.condition("d_")
+        parts = PlanParts(arg_keys, holds, fn,
+                          functools.partial(_note_location, t, fn))
+        parts.globals = [(read.value, k)
+                         for read, k in zip(t.generated.hidden, global_keys, strict=True)]
+        parts.wrt_positions = list(t.wrt_positions)
+        params, owner = t.parsed.params, df.__name__
+
+        def convert(position: int, primal: Any, tangent: Any) -> Any:
+            return _tangent_of(owner, params[position], primal, tangent)
+
+        hit = made[key] = (t, fn, build_jvp_plan(parts, tangent_keys, convert))
+    return hit[2]
+
+
+def _note_location(t: Transform, fn: Callable, exc: BaseException) -> None:
+    """Add to ``exc``, raised by the tangent kernel ``fn`` of ``t``, the user's line
+    (as :func:`s2s_ad.api.running` does)."""
+    add_location_note(exc, t.module.path.parent, t.name,
+                      compiled=not isinstance(fn, types.FunctionType),
+                      origin=f"{t.parsed.filename}:{t.parsed.node.lineno}")
 
 
 def tangents_in(df: DifferentiableFunction, t: Transform, args: tuple,
@@ -76,24 +145,25 @@ def tangents_in(df: DifferentiableFunction, t: Transform, args: tuple,
     carried = []
     for pos, (name, primal, tangent) in enumerate(zip(params, args, tangents, strict=True)):
         if pos in t.wrt_positions:
-            carried.append(_tangent_of(df, name, primal, tangent))
+            carried.append(_tangent_of(df.__name__, name, primal, tangent))
         elif tangent is not None and np.any(np.asarray(tangent) != 0):
             raise ArgumentError(f"argument '{name}' of {df.__name__} is not differentiated, "
                                 "so its tangent must be None or zero")
     return carried
 
 
-def _tangent_of(df: DifferentiableFunction, name: str, primal: Any, tangent: Any) -> Any:
+def _tangent_of(owner: str, name: str, primal: Any, tangent: Any) -> Any:
+    """The tangent of argument ``name`` of function ``owner`` as the kernel takes it."""
     if tangent is None:
         return np.zeros_like(primal) if isinstance(primal, np.ndarray) else 0.0
     if isinstance(primal, np.ndarray):  # of the primal's float dtype, as JAX asks
         value = np.asarray(tangent, dtype=primal.dtype)
         if value.shape != primal.shape:
-            raise ArgumentError(f"the tangent of argument '{name}' of {df.__name__} has shape "
+            raise ArgumentError(f"the tangent of argument '{name}' of {owner} has shape "
                                 f"{value.shape}, its value {primal.shape}")
         return value
     if np.ndim(tangent) != 0:
-        raise ArgumentError(f"the tangent of argument '{name}' of {df.__name__} must be a "
+        raise ArgumentError(f"the tangent of argument '{name}' of {owner} must be a "
                             f"number, like its value (got shape {np.shape(tangent)})")
     return float(tangent)
 
@@ -129,9 +199,13 @@ def jacobian(f: Callable, wrt: Sequence[str] | str | None = None,
     respect to ``wrt`` (default: every float argument): an array of shape
     ``result.shape + argument.shape`` per argument (a tuple of them for several).
 
-    ``mode="forward"`` builds it a column at a time with :func:`jvp` (one run per
-    input entry), ``"reverse"`` a row at a time with the pullback (one forward run,
-    one pullback per output entry), ``"auto"`` picks the one with fewer runs.
+    ``mode="forward"`` builds it a column at a time (one tangent run per input
+    entry; under Numba, from the second call with given argument types, all of them
+    in one compiled call, see :mod:`s2s_ad.forward_columns`), ``"reverse"`` a row at
+    a time with the pullback
+    (one forward run, one pullback per output entry), ``"auto"`` picks the one with
+    fewer runs.  The arrays the function writes into are copied for each run: the
+    Jacobian is taken at the caller's values, which it leaves as they are.
 
     >>> import numpy as np
     >>> def polar(r, phi):
@@ -147,15 +221,120 @@ def jacobian(f: Callable, wrt: Sequence[str] | str | None = None,
 
     def jacobian_of(*args: Any) -> Any:
         bound, defaulted = df.bind(args, {})
-        positions = df.prepare(bound, defaulted).wrt_positions
-        value = df(*bound)
-        sizes = [int(np.size(bound[p])) for p in positions]
-        forward = mode == "forward" or (mode == "auto" and sum(sizes) <= np.size(value))
-        blocks = (_columns(df, bound, positions, value) if forward
-                  else _rows(df, bound, positions, value))
+        blocks = _driven_columns(df, bound, defaulted) if mode == "forward" else None
+        if blocks is None:
+            t = _transform(df, bound, defaulted)
+            positions = t.wrt_positions
+            value = df(*_fresh(t, bound))
+            sizes = [int(np.size(bound[p])) for p in positions]
+            if mode == "reverse" or (mode == "auto" and sum(sizes) > np.size(value)):
+                blocks = _rows(df, bound, positions, value)
+            else:
+                if mode == "auto":  # (in forward mode, the driver was tried above)
+                    blocks = _driven_columns(df, bound, defaulted)
+                if blocks is None:
+                    blocks = _columns(df, t, bound, value)
         return blocks[0] if len(blocks) == 1 else tuple(blocks)
 
     return jacobian_of
+
+
+def _transform(df: DifferentiableFunction, args: tuple, defaulted: frozenset[int]
+               ) -> Transform:
+    """The transform for ``args``: the current driver's (no preparing) or prepared."""
+    hit = _drivers.get(df, {}).get((defaulted, *map(type_key, args)))
+    if _current_values(hit) is not None:
+        return hit[0]
+    return df.prepare(args, defaulted)
+
+
+def _driven_columns(df: DifferentiableFunction, args: tuple, defaulted: frozenset[int]
+                    ) -> list[np.ndarray] | None:
+    """The forward-mode Jacobian blocks from one call of a compiled driver
+    (:mod:`s2s_ad.forward_columns`), or ``None`` where none applies (then the columns
+    are built one :func:`jvp` at a time).  The driver is compiled at the second call
+    with given argument types (compiling takes ~0.5 s, a one-off Jacobian builds its
+    columns by jvp), and used while what it was built from holds: the same argument
+    and global types, :meth:`Transform.current`."""
+    drivers = _drivers.setdefault(df, {})
+    key = (defaulted, *map(type_key, args))
+    hit = drivers.get(key)
+    values = _current_values(hit)
+    if values is None:  # the first call with these types (or since a change): no driver
+        drivers[key] = _first_sight(df, args, defaulted)
+        return None
+    if hit[1] is _LATER:  # the second: compile one (a one-off Jacobian does not pay for it)
+        hit = drivers[key] = _new_driver(df, args, defaulted)
+        values = _current_values(hit)
+    t, driver, _ = hit
+    if driver is None or values is None:
+        return None
+    value, out = running(t, driver, *args, *values)
+    shape, start, blocks = np.shape(value), 0, []
+    for p in t.wrt_positions:
+        size = int(np.size(args[p]))
+        blocks.append(out[:, start:start + size].reshape(shape + np.shape(args[p])))
+        start += size
+    return blocks
+
+
+def _fresh(t: Transform, args: tuple) -> tuple:
+    """``args`` with a copy of the arrays the function writes into: a Jacobian is taken
+    at the caller's values and leaves them as they are."""
+    if not t.written_positions:
+        return args
+    return copied(args, keep=set(range(len(args))) - set(t.written_positions))
+
+
+def _current_values(hit: tuple | None) -> tuple | None:
+    """The global values to pass the driver ``hit``, or ``None`` if it is stale."""
+    if hit is None or hit[0] is None or not hit[0].current():
+        return None
+    values = hit[0].global_values()
+    return values if tuple(map(type_key, values)) == hit[2] else None
+
+
+def _first_sight(df: DifferentiableFunction, args: tuple, defaulted: frozenset[int]
+                 ) -> tuple[Transform | None, Any, tuple]:
+    """What the first call with ``args``'s types records: a driver for the next."""
+    if defaulted or df.jit is False:
+        return None, None, ()
+    t = df.prepare(args, defaulted)
+    return t, _LATER, tuple(map(type_key, t.global_values()))
+
+
+def _new_driver(df: DifferentiableFunction, args: tuple, defaulted: frozenset[int]
+                ) -> tuple[Transform | None, Callable | None, tuple]:
+    """(transform, compiled driver or None, global types) for arguments like ``args``:
+    a driver for float64 arguments and results under Numba."""
+    if defaulted or df.jit is False:
+        return None, None, ()
+    t = df.prepare(args, defaulted)
+    tangents: list[Any] = [None] * len(args)
+    wrt = []
+    for p in t.wrt_positions:
+        arg = args[p]
+        if isinstance(arg, float):
+            tangents[p], ndim = 0.0, 0
+        elif type(arg) is np.ndarray and arg.dtype == np.float64 and arg.size:
+            tangents[p], ndim = np.zeros(arg.shape), arg.ndim
+        else:
+            return t, None, ()
+        wrt.append((p, ndim))
+    t, fn, passed = _validated(df, _fresh(t, args), tuple(tangents))
+    if not wrt or isinstance(fn, types.FunctionType):
+        return t, None, ()
+    value, tangent = running(t, fn, *_fresh(t, passed))
+    arrays = type(value) is np.ndarray and type(tangent) is np.ndarray \
+        and value.dtype == tangent.dtype == np.float64 and value.shape == tangent.shape
+    if not (arrays or type(value) is type(tangent) is float):
+        return t, None, ()
+    head = passed[:len(passed) - len(wrt)]
+    made = _driver_code.setdefault(t, {})  # shared by the functions of one transform
+    key = (fn, tuple(map(type_key, head)), tuple(wrt), arrays)
+    if key not in made:
+        made[key] = compiled_driver(fn, head, len(args), wrt, arrays, t.written_positions)
+    return t, made[key], tuple(map(type_key, head[len(args):]))
 
 
 def _basis(like: Any, flat: int) -> Any:
@@ -167,16 +346,18 @@ def _basis(like: Any, flat: int) -> Any:
     return unit
 
 
-def _columns(df: DifferentiableFunction, args: tuple, positions: list[int],
+def _columns(df: DifferentiableFunction, t: Transform, args: tuple,
              value: Any) -> list[np.ndarray]:
+    """The forward-mode Jacobian blocks, one :func:`jvp` per column."""
     blocks = []
-    for p in positions:
+    for p in t.wrt_positions:
         shape = np.shape(args[p])
         columns = []
         for j in range(int(np.prod(shape, dtype=int))):
             tangents = [None] * len(args)
             tangents[p] = _basis(args[p], j)
-            columns.append(np.asarray(jvp(df, args, tangents)[1], dtype=np.float64))
+            columns.append(np.asarray(jvp(df, _fresh(t, args), tangents)[1],
+                                      dtype=np.float64))
         block = np.stack(columns, axis=-1) if columns else np.zeros(np.shape(value) + (0,))
         blocks.append(block.reshape(np.shape(value) + shape))
     return blocks

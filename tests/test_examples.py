@@ -95,3 +95,27 @@ def test_trust_ncg_with_hvp_fits_the_ode_in_fewer_iterations_than_lbfgs(tmp_path
     assert int(newton.group(2)) < int(quasi.group(2))
     assert float(far.group(1)) == pytest.approx(float(newton.group(1)), rel=1e-8)
     assert "symmetric to" in lines[-1]
+
+
+def test_newton_on_the_bratu_system(tmp_path):
+    """Newton's residual norms fall quadratically (|F_k+1| <= C |F_k|^2 until rounding,
+    C bounded by |J^-1| |F''|: 100 is ample here), the forward-mode Jacobian equals the
+    tridiagonal one by hand, and the solution is the exact one up to O(h^2) = O(1e-3)."""
+    lines = run_example("newton_system.py", tmp_path).splitlines()
+    norms = [float(line.split("= ")[1]) for line in lines if line.startswith("iteration")]
+    assert norms[-1] < 1e-9 and len(norms) <= 6
+    for before, after in zip(norms[:-1], norms[1:], strict=True):
+        assert after < before and (after < 1e-10 or after <= 100.0 * before ** 2)
+    assert float(lines[-2].split("= ")[1]) < 1e-9
+    assert float(lines[-1].split("= ")[1].split()[0]) < 1e-3
+
+
+def test_forward_sensitivities_of_a_simulation(tmp_path):
+    """d I(t)/d (beta, gamma, i0) by jvp agree with central differences (to their
+    truncation, ~1e-10 here) and with the Jacobian by reverse mode (to rounding)."""
+    lines = run_example("sensitivities.py", tmp_path).splitlines()
+    assert lines[0].startswith("SIR by RK4, 400 steps: 3 parameters, 401 outputs")
+    assert [line.split("/ d")[1].split("=")[0].strip() for line in lines[1:4]] == \
+        ["beta", "gamma", "i0"]
+    assert float(lines[4].split()[-1]) < 1e-6 and float(lines[5].split()[-1]) < 1e-12
+    assert lines[6].endswith("gives the same columns: True")
