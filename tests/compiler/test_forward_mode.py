@@ -57,7 +57,7 @@ def test_the_tangent_source_follows_the_loop_with_no_tape():
 
 
 def test_source_refuses_an_unknown_mode():
-    with pytest.raises(ValueError, match="mode must be 'reverse' or 'forward'"):
+    with pytest.raises(ValueError, match="mode must be 'reverse', 'forward' or 'directions'"):
         ad.source(relax, np.ones(3), 0.5, 3, mode="sideways")
 
 
