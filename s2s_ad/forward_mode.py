@@ -427,42 +427,11 @@ def jvp_directions(df: DifferentiableFunction, primals: tuple, directions: tuple
     return running(t, fn, *passed)
 
 
-#: Directions per run when forward mode builds a Jacobian (a block of columns each).
-BLOCK = 32
-
-
 def _columns(df: DifferentiableFunction, t: Transform, args: tuple,
              value: Any) -> list[np.ndarray]:
-    """The forward-mode Jacobian blocks: ``BLOCK`` columns per run of the directions
-    form, or one :func:`jvp` per column where that form is refused."""
-    try:
-        return _direction_blocks(df, t, args, value)
-    except NonDifferentiableError:
-        return _one_by_one(df, t, args, value)
-
-
-def _direction_blocks(df: DifferentiableFunction, t: Transform, args: tuple,
-                      value: Any) -> list[np.ndarray]:
-    blocks = []
-    for p in t.wrt_positions:
-        shape, size = np.shape(args[p]), int(np.size(args[p]))
-        columns = []
-        for start in range(0, size, BLOCK):
-            k = min(BLOCK, size - start)
-            units = np.zeros((k, size))
-            units[np.arange(k), start + np.arange(k)] = 1.0
-            directions = [None] * len(args)
-            directions[p] = units.reshape((k,) + shape)
-            tangent = jvp_directions(df, _fresh(t, args), tuple(directions))[1]
-            columns.append(np.asarray(tangent, dtype=np.float64).reshape(k, -1))
-        block = np.concatenate(columns).T if columns else np.zeros((np.size(value), 0))
-        blocks.append(block.reshape(np.shape(value) + shape))
-    return blocks
-
-
-def _one_by_one(df: DifferentiableFunction, t: Transform, args: tuple,
-                value: Any) -> list[np.ndarray]:
-    """The forward-mode Jacobian blocks, one :func:`jvp` per column."""
+    """The forward-mode Jacobian blocks, one :func:`jvp` per column (the compiled
+    driver takes over from the second call: it is faster than :func:`jvp_directions`
+    for loops of numbers, and the directions form compiles several times slower)."""
     blocks = []
     for p in t.wrt_positions:
         shape = np.shape(args[p])

@@ -3,7 +3,7 @@ directions along a leading axis through one run, and each direction's tangent eq
 ``ad.jvp`` along it alone (to 1e-12 relative: the same expressions, in the same order),
 on every case of both catalogues on the Python path and on a sample with Numba. Where
 the directions form is refused (a list of tangents read as a whole), the refusal is
-located and ``ad.jacobian`` builds its columns one ``jvp`` at a time.
+located.
 """
 
 from __future__ import annotations
