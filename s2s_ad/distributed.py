@@ -1,0 +1,219 @@
+"""Sums of a loss over the partitions of a dataset, and their gradient, on Dask.
+
+``value_and_gradient(loss, params, partitions)`` is ``sum(loss(params, part) for part
+in partitions)`` and its gradient in ``params``, each partition's share computed on a
+Dask worker and the shares summed pairwise, as a tree, on the cluster::
+
+    import s2s_ad.distributed as dist
+    value, grad = dist.value_and_gradient(loss, params, partitions)
+    fit = scipy.optimize.minimize(dist.objective(loss, partitions), x0, jac=True)
+
+Workers get the generated source of the loss (:mod:`s2s_ad.shipping`), never the
+user's file, and compile it once per process.  ``partitions`` is a list of arrays
+(or tuples of arrays), of ``dask.delayed`` objects or of futures already on the
+workers, or a ``dask.array`` (one partition per block along its first axis).
+
+Dask is an optional extra (``pip install s2s_ad[distributed]``): this module imports
+without it, and its functions say how to install it.
+"""
+
+from __future__ import annotations
+
+import threading
+import uuid
+from collections.abc import Callable, Sequence
+from concurrent.futures import CancelledError
+from typing import Any
+
+import numpy as np
+
+from .boundary import passed_globals, type_key
+from .errors import ArgumentError
+from .shipping import (
+    ShippedFunction,
+    add_values,
+    jit_option,
+    prepared,
+    run_partition,
+    shipped_function,
+)
+
+INSTALL_HINT = "s2s_ad.distributed needs Dask: pip install s2s_ad[distributed]"
+RETRIES = 3  # whole gradients resubmitted when the cluster forgot them (client.restart())
+
+
+def _distributed() -> Any:
+    """The ``dask.distributed`` module, or an ImportError saying how to install it."""
+    try:
+        import dask.distributed
+    except ImportError as exc:
+        raise ImportError(INSTALL_HINT) from exc
+    return dask.distributed
+
+
+_default: list = []  # the LocalCluster and Client made at the first call without client=
+_default_lock = threading.Lock()
+
+
+def default_client() -> Any:
+    """The client used when none is given: the current ``dask.distributed`` client of
+    this process if there is one, else a ``LocalCluster`` of 2 worker processes (1
+    thread each) on this machine, made at the first call and reused."""
+    distributed = _distributed()
+    try:
+        return distributed.default_client()
+    except ValueError:  # no client in this process yet
+        pass
+    with _default_lock:
+        if not _default or _default[1].status == "closed":
+            cluster = distributed.LocalCluster(n_workers=2, threads_per_worker=1,
+                                               processes=True, dashboard_address=None)
+            _default[:] = [cluster, distributed.Client(cluster, set_as_default=False)]
+        return _default[1]
+
+
+def _identity(value: Any) -> Any:
+    return value
+
+
+def _skeleton(value: Any) -> Any:
+    """A small value of the same kind as ``value`` (what the transform depends on)."""
+    if isinstance(value, np.ndarray):
+        return np.zeros((1,) * value.ndim, dtype=value.dtype)
+    if type(value) is tuple:
+        return tuple(_skeleton(v) for v in value)
+    return value
+
+
+def _partial(shipped: ShippedFunction, inputs: tuple, part: Any, index: int) -> tuple:
+    params, global_values = inputs
+    return run_partition(shipped, params, part, global_values, index)
+
+
+def _pair_sum(first: tuple, second: tuple) -> tuple:
+    return add_values(first, second)
+
+
+class DistributedSum:
+    """``params -> (value, gradient)`` of ``sum(loss(params, part) for part in
+    partitions)``, computed on Dask: the ``fun`` of ``scipy.optimize.minimize(...,
+    jac=True)`` (params first, as SciPy calls it).
+
+    The partitions are placed on the cluster once, when it is made (arrays given
+    here are sent once, as tasks Dask can run again if a worker is lost); each call
+    sends only ``params`` and the global variables the loss reads.
+    """
+
+    def __init__(self, loss: Callable, partitions: Any, client: Any = None):
+        self.loss = loss
+        self.client = client if client is not None else default_client()
+        self.source = _partition_sources(partitions)
+        if not self.source:
+            raise ArgumentError("partitions is empty: give at least one partition")
+        self.futures = self._placed()
+        self.sample = self._sample()
+        self._shipped: dict[Any, tuple] = {}
+
+    def _placed(self) -> list:
+        """One future per partition, each computed from what the user gave."""
+        distributed = _distributed()
+        futures = []
+        for index, part in enumerate(self.source):
+            if isinstance(part, distributed.Future):
+                futures.append(part)
+            elif _is_delayed(part):
+                futures.append(self.client.compute(part))
+            else:
+                futures.append(self.client.submit(_identity, part, key=_key("partition", index)))
+        return futures
+
+    def _sample(self) -> Any:
+        first = self.source[0]
+        if _is_delayed(first) or isinstance(first, _distributed().Future):
+            return self.client.submit(_skeleton, self.futures[0], pure=False).result()
+        return _skeleton(first)
+
+    def shipped(self, params: Any) -> tuple[Any, ShippedFunction, Any]:
+        """(transform, shipped function, its future on the cluster) for ``params``."""
+        key = type_key(params)
+        hit = self._shipped.get(key)
+        if hit is None or not hit[0].current():
+            t = prepared(self.loss, params, self.sample)
+            shipped = shipped_function(t, self.sample, jit_option(self.loss))
+            future = self.client.submit(_identity, shipped, key=_key("shipped", shipped.key))
+            hit = self._shipped[key] = (t, shipped, future)
+        return hit
+
+    def __call__(self, params: Any) -> tuple[Any, Any]:
+        attempt = 0
+        while True:
+            try:
+                return self._gradient(params)
+            except CancelledError as exc:  # what Dask raises for work it forgot
+                self._recover(exc, attempt)
+                attempt += 1
+
+    def _gradient(self, params: Any) -> tuple[Any, Any]:
+        t, _, shipped = self.shipped(params)
+        inputs = self.client.submit(
+            _identity, (params, passed_globals(t, t.global_values())), key=_key("inputs"))
+        level = [self.client.submit(_partial, shipped, inputs, part, index,
+                                    key=_key("partial", index))
+                 for index, part in enumerate(self.futures)]
+        while len(level) > 1:  # pairwise sums, in a fixed order: the same result every run
+            pairs = [self.client.submit(_pair_sum, level[i], level[i + 1], key=_key("sum"))
+                     for i in range(0, len(level) - 1, 2)]
+            level = pairs + level[len(level) - len(level) % 2:]
+        value, grad = level[0].result()
+        return float(value), grad
+
+    def _recover(self, exc: BaseException, attempt: int) -> None:
+        """The cluster forgot the work (``client.restart()``): place the partitions
+        again and retry, unless they were futures only the user can remake."""
+        distributed = _distributed()
+        if attempt == RETRIES or any(isinstance(p, distributed.Future) for p in self.source):
+            raise exc
+        self.futures = self._placed()
+        self._shipped.clear()
+
+
+def _key(what: str, index: int | str = "") -> str:
+    return f"s2s_ad-{what}-{index}-{uuid.uuid4().hex}"
+
+
+def _is_delayed(value: Any) -> bool:
+    return type(value).__module__.startswith("dask.") and hasattr(value, "__dask_graph__") \
+        and hasattr(value, "key")
+
+
+def _partition_sources(partitions: Any) -> list:
+    """The partitions as a list: a dask.array's blocks along axis 0 as delayed objects."""
+    if type(partitions).__module__.startswith("dask.array"):
+        other_axes = {axis: -1 for axis in range(1, partitions.ndim)}
+        blocks = partitions.rechunk(other_axes).to_delayed()
+        return list(blocks.reshape(-1))
+    if not isinstance(partitions, Sequence) or isinstance(partitions, np.ndarray):
+        raise ArgumentError(f"partitions must be a list (of arrays, tuples of arrays, "
+                            f"dask.delayed objects or futures) or a dask.array, not a "
+                            f"{type(partitions).__name__}")
+    return list(partitions)
+
+
+def objective(loss: Callable, partitions: Any, client: Any = None) -> DistributedSum:
+    """``params -> (value, gradient)`` of the sum of ``loss(params, part)`` over
+    ``partitions``, for ``scipy.optimize.minimize(objective(loss, parts), x0,
+    jac=True)``: the partitions are placed on the cluster once, here."""
+    return DistributedSum(loss, partitions, client)
+
+
+def value_and_gradient(loss: Callable, params: Any, partitions: Any, client: Any = None
+                       ) -> tuple[Any, Any]:
+    """``(sum(loss(params, part) for part in partitions), its gradient in params)``,
+    each partition on a Dask worker of ``client`` (default: :func:`default_client`).
+
+    ``params`` is an array, a number or a tuple of them, as
+    :func:`s2s_ad.value_and_gradient` takes it; the gradient has its structure.
+    Each call places the partitions anew: to call it repeatedly (an optimizer),
+    make the sum once with :func:`objective`.
+    """
+    return DistributedSum(loss, partitions, client)(params)
