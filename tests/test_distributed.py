@@ -30,15 +30,22 @@ import s2s_ad.distributed as dist  # noqa: E402
 RTOL = 1e-12
 
 
+FEATURE_SCALES = np.array([1.0, 0.5, 2.0])  # a global the loss reads: sent with each call
+
+
 def squared_residuals(coefficients, batch):
     features, targets = batch
-    residuals = features @ coefficients - targets
+    residuals = features @ (FEATURE_SCALES * coefficients) - targets
     return 0.5 * np.sum(residuals * residuals)
+
+
+def standardize(samples, mean, log_scale):
+    return (samples - mean) / np.exp(log_scale)
 
 
 def negative_log_likelihood(params, samples):
     mean, log_scale = params
-    standardized = (samples - mean) / np.exp(log_scale)
+    standardized = standardize(samples, mean, log_scale)  # a helper: its module is shipped too
     return np.sum(0.5 * standardized * standardized + log_scale)
 
 
@@ -54,7 +61,7 @@ def slow_squared_residuals(coefficients, batch):
     features, targets = batch
     total = 0.0
     for row in range(features.shape[0]):  # Python, row by row: slow enough to interrupt
-        residual = features[row] @ coefficients - targets[row]
+        residual = features[row] @ (FEATURE_SCALES * coefficients) - targets[row]
         total += 0.5 * residual * residual
     return total
 
@@ -102,6 +109,17 @@ def test_a_list_of_arrays_gives_the_single_process_gradient(client):
     result = dist.value_and_gradient(squared_residuals, coefficients, batches, client=client)
     assert_same(result, in_process(squared_residuals, coefficients, whole(batches)))
     assert isinstance(result[1], np.ndarray) and result[1].shape == (3,)
+
+
+def test_the_globals_the_loss_reads_are_read_at_each_call(client, monkeypatch):
+    batches = regression_batches(count=2, seed=6)
+    coefficients = np.array([0.3, 0.1, -0.4])
+    summed = dist.objective(squared_residuals, batches, client=client)
+    before = summed(coefficients)
+    monkeypatch.setattr(sys.modules[__name__], "FEATURE_SCALES", np.array([2.0, 1.0, 0.5]))
+    after = summed(coefficients)
+    assert after[0] != before[0]
+    assert_same(after, in_process(squared_residuals, coefficients, whole(batches)))
 
 
 def test_delayed_partitions_and_tuple_params(client):
@@ -225,8 +243,8 @@ def test_scipy_minimize_fits_least_squares_through_it(client):
                    jac=True, method="BFGS", options={"gtol": 1e-10})
     features, targets = whole(batches)
     assert fit.success
-    np.testing.assert_allclose(fit.x, np.linalg.lstsq(features, targets, rcond=None)[0],
-                               rtol=1e-7)
+    solution = np.linalg.lstsq(features * FEATURE_SCALES, targets, rcond=None)[0]
+    np.testing.assert_allclose(fit.x, solution, rtol=1e-7)
 
 
 def test_the_core_imports_without_dask_and_says_how_to_install_it():
