@@ -19,6 +19,7 @@ without it, and its functions say how to install it.
 
 from __future__ import annotations
 
+import atexit
 import threading
 import uuid
 from collections.abc import Callable, Sequence
@@ -69,7 +70,19 @@ def default_client() -> Any:
             cluster = distributed.LocalCluster(n_workers=2, threads_per_worker=1,
                                                processes=True, dashboard_address=None)
             _default[:] = [cluster, distributed.Client(cluster, set_as_default=False)]
+            atexit.register(close_default_client)
         return _default[1]
+
+
+def close_default_client() -> None:
+    """Close the client and LocalCluster :func:`default_client` made (if it made one);
+    the next call without ``client=`` makes new ones.  Runs at exit too."""
+    with _default_lock:
+        if _default:
+            cluster, client = _default
+            _default.clear()
+            client.close()
+            cluster.close()
 
 
 def _identity(value: Any) -> Any:

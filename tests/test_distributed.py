@@ -264,3 +264,11 @@ def test_the_core_imports_without_dask_and_says_how_to_install_it():
     done = subprocess.run([sys.executable, "-c", check], capture_output=True, text=True,
                           timeout=120)
     assert done.stdout.strip() == "[]", done.stderr
+
+
+def test_the_example_fits_its_model_on_the_cluster(client):
+    import distributed_fit  # examples/ is on the path (conftest)
+
+    result = distributed_fit.fit(client)
+    assert result.success
+    np.testing.assert_allclose(result.x, distributed_fit.TRUE_PARAMS, atol=0.01)
