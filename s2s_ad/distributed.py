@@ -40,6 +40,7 @@ from .shipping import (
 )
 
 INSTALL_HINT = "s2s_ad.distributed needs Dask: pip install s2s_ad[distributed]"
+INLINE_BYTES = 64 * 1024  # params and globals up to this size go inside each task
 RETRIES = 3  # whole gradients resubmitted when the cluster forgot them (client.restart())
 
 
@@ -154,6 +155,7 @@ class DistributedSum:
             t = prepared(self.loss, params, self.sample)
             shipped = shipped_function(t, self.sample, jit_option(self.loss))
             future = self.client.submit(_identity, shipped, key=_key("shipped", shipped.key))
+            self.client.replicate([future])  # kept by every worker: not fetched at each call
             hit = self._shipped[key] = (t, shipped, future)
         return hit
 
@@ -168,8 +170,9 @@ class DistributedSum:
 
     def _gradient(self, params: Any) -> tuple[Any, Any]:
         t, _, shipped = self.shipped(params)
-        inputs = self.client.submit(
-            _identity, (params, passed_globals(t, t.global_values())), key=_key("inputs"))
+        inputs = (params, passed_globals(t, t.global_values()))
+        if _nbytes(inputs) > INLINE_BYTES:  # sent once to each worker, not once per task
+            inputs = self.client.submit(_identity, inputs, key=_key("inputs"))
         level = [self.client.submit(_partial, shipped, inputs, part, index,
                                     key=_key("partial", index))
                  for index, part in enumerate(self.futures)]
@@ -188,6 +191,13 @@ class DistributedSum:
             raise exc
         self.futures = self._placed()
         self._shipped.clear()
+
+
+def _nbytes(value: Any) -> int:
+    """About how many bytes ``value`` (numbers, arrays, tuples of them) pickles to."""
+    if isinstance(value, tuple):
+        return sum(map(_nbytes, value))
+    return value.nbytes if isinstance(value, np.ndarray) else 16
 
 
 def _key(what: str, index: int | str = "") -> str:
