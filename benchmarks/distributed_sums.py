@@ -32,7 +32,7 @@ import time
 from collections.abc import Callable
 
 import numpy as np
-from dask.distributed import Client, LocalCluster, get_task_stream
+from dask.distributed import Client, get_task_stream
 
 import s2s_ad as ad
 import s2s_ad.distributed as dist
@@ -157,8 +157,7 @@ def main() -> None:
     print(f"# s2s_ad.distributed on {platform.node()} ({platform.processor() or 'cpu'}, "
           f"{options.workers} worker processes x 1 thread), "
           f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}")
-    with LocalCluster(n_workers=options.workers, threads_per_worker=1, processes=True,
-                      dashboard_address=None) as cluster, Client(cluster) as client:
+    with dist.local_cluster(options.workers) as cluster, Client(cluster) as client:
         overhead(client, options.repeats)
         speedup(client, options.points, max(3, options.repeats // 6))
     bytes_moved(options.points)

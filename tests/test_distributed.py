@@ -68,8 +68,7 @@ def slow_squared_residuals(coefficients, batch):
 
 @pytest.fixture(scope="module")
 def client():
-    cluster = distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
-                                       dashboard_address=None)
+    cluster = dist.local_cluster(2)
     with distributed.Client(cluster) as connected:
         yield connected
     cluster.close()
@@ -162,6 +161,10 @@ def test_a_partition_of_another_kind_is_refused_by_index(client):
     parts = [np.ones(3), np.ones((2, 2))]
     with pytest.raises(ad.ArgumentError, match="partition 1 holds"):
         dist.value_and_gradient(negative_log_likelihood, (0.0, 0.0), parts, client=client)
+
+
+def test_the_workers_run_gradients_in_one_malloc_arena(client):
+    assert set(client.run(os.environ.get, "MALLOC_ARENA_MAX").values()) == {"1"}
 
 
 def worker_pids(client):
