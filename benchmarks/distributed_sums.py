@@ -74,6 +74,8 @@ def timed(fn: Callable, repeats: int) -> tuple[float, float]:
 
 
 def ms(pair: tuple[float, float]) -> str:
+    if pair[0] < 1e-3:
+        return f"{pair[0] * 1e6:.1f} µs (min {pair[1] * 1e6:.1f})"
     return f"{pair[0] * 1e3:.1f} ms (min {pair[1] * 1e3:.1f})"
 
 
