@@ -16,7 +16,9 @@ Pointing it at a real cluster needs no change to the code: ``--scheduler`` makes
 (``dask scheduler`` and ``dask worker HOST:8786`` on each machine), by dask-jobqueue
 (``SLURMCluster(...).scheduler_address``) or by the Dask Kubernetes operator all give
 such an address.  Workers need s2s_ad and its dependencies installed, never this file:
-they get the generated source of ``loss``.
+they get the generated source of ``loss``.  Start them with ``MALLOC_ARENA_MAX=1`` in
+their environment (``s2s_ad.distributed.WORKER_ENVIRONMENT``; a LocalCluster made
+here has it): gradients then keep their freed memory in Dask's task threads.
 """
 
 from __future__ import annotations

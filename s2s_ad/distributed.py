@@ -22,6 +22,7 @@ from __future__ import annotations
 import atexit
 import threading
 import uuid
+import warnings
 from collections.abc import Callable, Sequence
 from concurrent.futures import CancelledError
 from typing import Any
@@ -155,13 +156,16 @@ class DistributedSum:
         """One future per partition, each computed from what the user gave."""
         distributed = _distributed()
         futures = []
-        for index, part in enumerate(self.source):
-            if isinstance(part, distributed.Future):
-                futures.append(part)
-            elif _is_delayed(part):
-                futures.append(self.client.compute(part))
-            else:
-                futures.append(self.client.submit(_identity, part, key=_key("partition", index)))
+        with warnings.catch_warnings():  # the data has to go: once, and recomputable
+            warnings.filterwarnings("ignore", "Sending large graph", UserWarning)
+            for index, part in enumerate(self.source):
+                if isinstance(part, distributed.Future):
+                    futures.append(part)
+                elif _is_delayed(part):
+                    futures.append(self.client.compute(part))
+                else:
+                    futures.append(self.client.submit(_identity, part,
+                                                      key=_key("partition", index)))
         return futures
 
     def _sample(self) -> Any:
@@ -210,7 +214,11 @@ class DistributedSum:
         """The cluster forgot the work (``client.restart()``): place the partitions
         again and retry, unless they were futures only the user can remake."""
         distributed = _distributed()
-        if attempt == RETRIES or any(isinstance(p, distributed.Future) for p in self.source):
+        if any(isinstance(p, distributed.Future) for p in self.source):
+            raise RuntimeError("the cluster forgot the partitions given as futures (a "
+                               "client.restart()?): only you can make them again; give "
+                               "arrays or dask.delayed objects to have them remade") from exc
+        if attempt == RETRIES:
             raise exc
         self.futures = self._placed()
         self._shipped.clear()
