@@ -227,6 +227,8 @@ def test_a_restart_mid_gradient_changes_nothing(client, slow_case, monkeypatch):
     recover = dist.DistributedSum._recover
     monkeypatch.setattr(dist.DistributedSum, "_recover",
                         lambda self, *args: recovered.append(args) or recover(self, *args))
+    on_the_workers = dist.objective(negative_log_likelihood, client.scatter([np.ones(3)]),
+                                    client=client)
     thread, box = run_in_thread(lambda: dist.value_and_gradient(
         slow_squared_residuals, coefficients, batches, client=client))
     wait_until_partials_run(client)
@@ -236,6 +238,9 @@ def test_a_restart_mid_gradient_changes_nothing(client, slow_case, monkeypatch):
     assert len(recovered) == 1  # the restart forgot the gradient: it was made again
     assert box["result"][0] == undisturbed[0]
     np.testing.assert_array_equal(box["result"][1], undisturbed[1])
+    # futures the user made cannot be made again by s2s_ad: said so, not retried
+    with pytest.raises(RuntimeError, match="forgot the partitions given as futures"):
+        on_the_workers((0.0, 0.0))
 
 
 def test_scipy_minimize_fits_least_squares_through_it(client):
