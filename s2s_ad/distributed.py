@@ -196,18 +196,21 @@ class DistributedSum:
                 attempt += 1
 
     def _gradient(self, params: Any) -> tuple[Any, Any]:
+        """One gradient: the partial tasks and their pairwise sums, sent as one graph."""
+        from dask import delayed
+
         t, _, shipped = self.shipped(params)
         inputs = (params, passed_globals(t, t.global_values()))
         if _nbytes(inputs) > INLINE_BYTES:  # sent once to each worker, not once per task
             inputs = self.client.submit(_identity, inputs, key=_key("inputs"))
-        level = [self.client.submit(_partial, shipped, inputs, part, index,
-                                    key=_key("partial", index))
+        level = [delayed(_partial)(shipped, inputs, part, index,
+                                   dask_key_name=_key("partial", index))
                  for index, part in enumerate(self.futures)]
         while len(level) > 1:  # pairwise sums, in a fixed order: the same result every run
-            pairs = [self.client.submit(_pair_sum, level[i], level[i + 1], key=_key("sum"))
+            pairs = [delayed(_pair_sum)(level[i], level[i + 1], dask_key_name=_key("sum"))
                      for i in range(0, len(level) - 1, 2)]
             level = pairs + level[len(level) - len(level) % 2:]
-        value, grad = level[0].result()
+        value, grad = self.client.compute(level[0]).result()
         return float(value), grad
 
     def _recover(self, exc: BaseException, attempt: int) -> None:
