@@ -167,6 +167,26 @@ def test_the_workers_run_gradients_in_one_malloc_arena(client):
     assert set(client.run(os.environ.get, "MALLOC_ARENA_MAX").values()) == {"1"}
 
 
+def test_without_client_it_uses_the_current_client(client):
+    assert dist.default_client() is client
+
+
+def test_without_any_client_it_makes_one_local_cluster_and_reuses_it(monkeypatch):
+    def no_current_client():
+        raise ValueError("No clients found")
+
+    monkeypatch.setattr(distributed, "default_client", no_current_client)
+    made = dist.default_client()
+    try:
+        assert dist.default_client() is made
+        assert made.nthreads() and set(made.nthreads().values()) == {1}
+        assert len(made.nthreads()) == 2
+        assert set(made.run(os.environ.get, "MALLOC_ARENA_MAX").values()) == {"1"}
+    finally:
+        dist.close_default_client()
+    assert made.status == "closed"
+
+
 def worker_pids(client):
     return client.run(os.getpid)
 
