@@ -121,6 +121,30 @@ def test_the_globals_the_loss_reads_are_read_at_each_call(client, monkeypatch):
     assert_same(after, in_process(squared_residuals, coefficients, whole(batches)))
 
 
+def compiled_on_the_worker(stem_prefix):
+    """(stems loaded, compiled signatures of their fused functions, Numba cache index
+    files beside them) in this worker process."""
+    from s2s_ad.shipping import _LOADED
+
+    found = {}
+    for stem, module in _LOADED.items():
+        if stem.startswith(stem_prefix) and module._numba is not None:
+            fused = module._numba[module.functions[-1]]
+            index = list((module.path.parent / "__pycache__").glob(f"{stem}.*.nbi"))
+            found[stem] = (len(fused.signatures), bool(index))
+    return found
+
+
+def test_each_worker_compiles_the_shipped_source_once_into_numbas_disk_cache(client):
+    batches = regression_batches(count=4, seed=7)
+    summed = dist.objective(squared_residuals, batches, client=client)
+    for scale in (1.0, 2.0, 3.0):
+        summed(np.full(3, scale))
+    per_worker = client.run(compiled_on_the_worker, "squared_residuals_")
+    entries = [entry for found in per_worker.values() for entry in found.values()]
+    assert entries and all(entry == (1, True) for entry in entries), per_worker
+
+
 def test_delayed_partitions_and_tuple_params(client):
     rng = np.random.default_rng(1)
     chunks = [rng.normal(2.0, 0.5, size=40) for _ in range(3)]
@@ -155,6 +179,22 @@ def test_an_exception_on_a_worker_names_the_users_line_and_the_partition(client)
     line = log_rates.__code__.co_firstlineno + 3
     assert f"{__file__}:{line}: total += counts[i] * math.log(rate * counts[i])" in notes
     assert "partition 2" in notes
+
+
+@ad.differentiable(jit=False)
+def checked_rates(rate, counts):
+    if np.any(counts < 0.0):
+        raise ValueError("counts must not be negative")
+    return rate * np.sum(counts)
+
+
+def test_an_exception_in_the_python_path_names_the_users_line_too(client):
+    parts = [np.array([1.0]), np.array([-2.0])]
+    with pytest.raises(ValueError, match="must not be negative") as caught:
+        dist.value_and_gradient(checked_rates, 0.5, parts, client=client)
+    notes = "\n".join(getattr(caught.value, "__notes__", []))
+    assert f"{__file__}:{checked_rates.fn.__code__.co_firstlineno + 3}: raise ValueError" in notes
+    assert "partition 1" in notes
 
 
 def test_a_partition_of_another_kind_is_refused_by_index(client):
