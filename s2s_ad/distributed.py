@@ -34,6 +34,7 @@ from .errors import ArgumentError
 from .shipping import (
     ShippedFunction,
     add_values,
+    check_sendable,
     jit_option,
     prepared,
     run_partition,
@@ -110,6 +111,13 @@ def close_default_client() -> None:
             cluster.close()
 
 
+def _dumps() -> Callable[[Any], bytes]:
+    """The pickler Dask sends task arguments with."""
+    import cloudpickle  # a dependency of dask
+
+    return cloudpickle.dumps
+
+
 def _identity(value: Any) -> Any:
     return value
 
@@ -181,6 +189,7 @@ class DistributedSum:
         if hit is None or not hit[0].current():
             t = prepared(self.loss, params, self.sample)
             shipped = shipped_function(t, self.sample, jit_option(self.loss))
+            check_sendable(shipped, _dumps())
             future = self.client.submit(_identity, shipped, key=_key("shipped", shipped.key))
             self.client.replicate([future])  # kept by every worker: not fetched at each call
             hit = self._shipped[key] = (t, shipped, future)

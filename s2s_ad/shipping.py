@@ -21,6 +21,7 @@ where the filesystem is) and loads it once per process (:func:`loaded`); then
 from __future__ import annotations
 
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -107,6 +108,21 @@ def shipped_function(t: Transform, sample: Any, jit: bool | str) -> ShippedFunct
                            f"{t.parsed.filename}:{t.parsed.node.lineno}", t.structured,
                            t.written_positions, kind_of_value(sample),
                            digest("".join(m.source for m in modules)))
+
+
+def check_sendable(shipped: ShippedFunction, dumps: Callable[[Any], bytes]) -> None:
+    """An ArgumentError naming what the generated code calls that ``dumps`` (the
+    cluster's pickler) cannot send to another process (a ctypes function)."""
+    for m in shipped.modules:
+        for name, obj in m.externals.items():
+            try:
+                dumps(obj)
+            except Exception as exc:  # whatever the pickler raises
+                raise ArgumentError(
+                    f"{m.stem.rsplit('_', 1)[0]} (called by {shipped.origin}) calls {name}, "
+                    f"a {type(obj).__name__} that cannot be sent to another process "
+                    f"({exc}); s2s_ad.distributed sends workers the generated code and "
+                    "what it calls: keep such objects out of a distributed loss") from None
 
 
 def jit_option(loss: Any) -> bool | str:

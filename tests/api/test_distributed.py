@@ -18,6 +18,7 @@ import time
 
 import numpy as np
 import pytest
+from custom_functions import cexp  # tests/: a ctypes function with a derivative
 
 import s2s_ad as ad
 
@@ -195,6 +196,15 @@ def test_an_exception_in_the_python_path_names_the_users_line_too(client):
     notes = "\n".join(getattr(caught.value, "__notes__", []))
     assert f"{__file__}:{checked_rates.fn.__code__.co_firstlineno + 3}: raise ValueError" in notes
     assert "partition 1" in notes
+
+
+def exp_rate_loss(rate, counts):
+    return cexp(rate) * np.sum(counts)  # a ctypes function, with a registered derivative
+
+
+def test_a_loss_calling_what_cannot_be_pickled_is_refused_by_name(client):
+    with pytest.raises(ad.ArgumentError, match="cexp .* calls exp, a .* cannot be sent"):
+        dist.value_and_gradient(exp_rate_loss, 0.5, [np.ones(2)], client=client)
 
 
 def test_a_partition_of_another_kind_is_refused_by_index(client):
