@@ -84,6 +84,19 @@ def test_custom_op(tmp_path):
     ]
 
 
+@pytest.mark.slow  # compiles the gradient code and its tangent with Numba (about 30 s)
+def test_trust_ncg_with_hvp_fits_the_ode_in_fewer_iterations_than_lbfgs(tmp_path):
+    import re
+
+    lines = run_example("ode_fit_trust_region.py", tmp_path).splitlines()
+    fits = [re.search(r"misfit (\S+), (\d+) iterations", line) for line in lines]
+    (newton, quasi), far = [f for f in fits if f][:2], [f for f in fits if f][2]
+    assert float(newton.group(1)) == pytest.approx(float(quasi.group(1)), rel=1e-8)
+    assert int(newton.group(2)) < int(quasi.group(2))
+    assert float(far.group(1)) == pytest.approx(float(newton.group(1)), rel=1e-8)
+    assert "symmetric to" in lines[-1]
+
+
 def test_newton_on_the_bratu_system(tmp_path):
     """Newton's residual norms fall quadratically (|F_k+1| <= C |F_k|^2 until rounding,
     C bounded by |J^-1| |F''|: 100 is ample here), the forward-mode Jacobian equals the
@@ -106,16 +119,3 @@ def test_forward_sensitivities_of_a_simulation(tmp_path):
         ["beta", "gamma", "i0"]
     assert float(lines[4].split()[-1]) < 1e-6 and float(lines[5].split()[-1]) < 1e-12
     assert lines[6].endswith("gives the same columns: True")
-
-
-@pytest.mark.slow  # compiles the gradient code and its tangent with Numba (about 30 s)
-def test_trust_ncg_with_hvp_fits_the_ode_in_fewer_iterations_than_lbfgs(tmp_path):
-    import re
-
-    lines = run_example("ode_fit_trust_region.py", tmp_path).splitlines()
-    fits = [re.search(r"misfit (\S+), (\d+) iterations", line) for line in lines]
-    (newton, quasi), far = [f for f in fits if f][:2], [f for f in fits if f][2]
-    assert float(newton.group(1)) == pytest.approx(float(quasi.group(1)), rel=1e-8)
-    assert int(newton.group(2)) < int(quasi.group(2))
-    assert float(far.group(1)) == pytest.approx(float(newton.group(1)), rel=1e-8)
-    assert "symmetric to" in lines[-1]

@@ -1,9 +1,9 @@
 """``ad.jacobian`` in its three modes gives one matrix (issue 24): on every case of the
 scalar and the array catalogues (Python path), the Jacobian built a column at a time by
 ``jvp`` equals the one built a row at a time by the pullback to 1e-10 relative to the
-largest entry (1e-5 for float32 arguments), and ``mode="auto"`` equals both. Each mode on its own is checked against
-finite differences by ``test_forward_mode.py`` and the gradient tests; here they must
-agree entry by entry.
+largest entry (1e-5 for float32 arguments), and ``mode="auto"`` equals both. Each mode
+on its own is checked against finite differences by ``test_forward_mode.py`` and the
+gradient tests; here they must agree entry by entry.
 """
 
 from __future__ import annotations
