@@ -65,6 +65,8 @@ def test_the_built_in_kernels_have_tangents():
         assert {("numpy", name), ("numba", name)} <= {
             (b, k.removesuffix("_tangent")) for k, b in ad.list_kernels() if
             k == f"{name}_tangent"}
+    table = "\n".join(ad.kernels.kernel_table())  # what s2s-ad kernels prints
+    assert "linear in 0, 1" in table and "max_pool2d_tangent" in table
 
 
 # -- forward mode through them --------------------------------------------------------------
