@@ -61,6 +61,17 @@ def kernel_tangent(tp: TangentPass, s: gast.Assign, prim: KernelCall,
     return _by_function(tp, s, entry, result)
 
 
+def kernel_note(node: gast.Call) -> str:
+    """What ``s2s-ad check`` notes of a ``run_kernel`` call whose result carries a
+    tangent: that forward mode needs the kernel's tangent, when none is registered."""
+    name = kernel_name(node)
+    if name is None or tangent_of(name) is not None:
+        return ""
+    return (f"kernel '{name}' has no registered tangent: forward mode (ad.jvp / "
+            f"ad.jacobian / ad.hessian) through this call needs "
+            f"ad.register_tangent('{name}', ...)")
+
+
 def _linear(tp: TangentPass, s: gast.Assign, entry: Tangent,
             carrying: list[int]) -> gast.expr:
     """The kernel called once per input that carries a tangent, with that input replaced

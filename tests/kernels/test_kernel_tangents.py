@@ -214,3 +214,11 @@ def test_forward_mode_compiles_where_only_the_gradient_cannot(scaled_softplus):
     assert tangent == pytest.approx(expected, rel=1e-12)
     with pytest.raises(ad.JitError):
         ad.gradient(df)(signal, 0.7)
+
+
+def test_diagnose_notes_a_kernel_without_a_tangent(scaled_softplus):
+    notes = [d for d in ad.diagnose(smooth_response, np.ones(2), 2.0) if d.severity == "note"]
+    assert len(notes) == 1 and notes[0].line == smooth_response.__code__.co_firstlineno + 1
+    assert "kernel 'scaled_softplus' has no registered tangent" in notes[0].message
+    ad.register_tangent("scaled_softplus", _softplus_tangent_numba)
+    assert not [d for d in ad.diagnose(smooth_response, np.ones(2), 2.0) if d.severity == "note"]
