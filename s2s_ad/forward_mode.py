@@ -30,13 +30,15 @@ from .api import (
     value_with_pullback,
 )
 from .argument_memory import copied
-from .boundary import type_key
+from .boundary import lowered_args, passed_globals, raised, type_key
 from .compiler.jit import signature_text
 from .compiler.pipeline import Transform
 from .errors import ArgumentError, JitError, NonDifferentiableError
 from .fast_path import MISS, PlanParts, build_jvp_plan
 from .forward_columns import compiled_driver
 from .gradient_object import GradientOf
+from .kinds import kind_of_value
+from .structures import has_structure, leaves, without_cut
 from .tracebacks import add_location_note
 
 _compiled: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
@@ -78,7 +80,8 @@ def _full_jvp(df: DifferentiableFunction, primals: tuple, tangents: tuple) -> tu
     """The full path of :func:`jvp`: bind, prepare, check, run; then install the plan
     of this call (when every argument was given)."""
     t, fn, passed = _validated(df, primals, tangents)
-    return running(t, fn, *passed)
+    value, tangent = running(t, fn, *passed)
+    return raised(t, value), raised(t, tangent)
 
 
 def _validated(df: DifferentiableFunction, primals: tuple, tangents: tuple
@@ -90,17 +93,12 @@ def _validated(df: DifferentiableFunction, primals: tuple, tangents: tuple
                             f"{len(tangents)} tangents (give one per argument)")
     args, defaulted = df.bind(primals, {})
     t = df.prepare(args, defaulted)
-    if t.structured or t.structured_result or t.structured_globals:
-        raise NonDifferentiableError("forward mode with structures (dataclasses, dicts, "
-                                     "named tuples) is not supported yet",
-                                     t.parsed.location(t.parsed.node),
-                                     "use reverse mode (ad.gradient) for now")
     carried = tangents_in(df, t, args, tangents)
     values = t.global_values()
-    passed = (*args, *values, *carried)
+    passed = (*lowered_args(t, args), *passed_globals(t, values), *carried)
     fn = jvp_callable(df, t, passed)
-    if not defaulted:
-        _plans[df] = _plan(df, t, fn, args, values, carried)
+    if not defaulted and not (t.structured or t.structured_result or t.structured_globals):
+        _plans[df] = _plan(df, t, fn, args, values, carried)  # (structures: the full path)
     return t, fn, passed
 
 
@@ -153,7 +151,10 @@ def tangents_in(df: DifferentiableFunction, t: Transform, args: tuple,
 
 
 def _tangent_of(owner: str, name: str, primal: Any, tangent: Any) -> Any:
-    """The tangent of argument ``name`` of function ``owner`` as the kernel takes it."""
+    """The tangent of argument ``name`` of function ``owner`` as the kernel takes it
+    (a structure or tuple as the tuple of its leaves' tangents)."""
+    if has_structure(primal) or type(primal) is tuple:
+        return _leaf_tangents(owner, name, primal, tangent)
     if tangent is None:
         return np.zeros_like(primal) if isinstance(primal, np.ndarray) else 0.0
     if isinstance(primal, np.ndarray):  # of the primal's float dtype, as JAX asks
@@ -168,12 +169,50 @@ def _tangent_of(owner: str, name: str, primal: Any, tangent: Any) -> Any:
     return float(tangent)
 
 
-def jvp_callable(df: DifferentiableFunction, t: Transform, passed: tuple) -> Callable:
-    """The jvp function for these arguments: compiled unless it cannot be (as ``jit``)."""
-    module = t.tangent_module
+def _leaf_tangents(owner: str, name: str, primal: Any, tangent: Any) -> tuple:
+    """The tangents of the leaves of a structure (or tuple) ``primal``, from a
+    ``tangent`` of the same kind (JAX's pytrees): zeros for None and for the fields
+    marked ``no_derivative``."""
+    flat = leaves(primal)
+    if tangent is None:
+        return _zeros_like(flat)
+    if type(tangent) is not type(primal) or (
+            has_structure(primal) and kind_of_value(tangent) != kind_of_value(primal)):
+        raise ArgumentError(f"the tangent of argument '{name}' of {owner} must be a "
+                            f"{type(primal).__name__} like its value (the same fields), "
+                            f"not {type(tangent).__name__}")
+    given = leaves(tangent)
+    if len(given) != len(flat):
+        raise ArgumentError(f"the tangent of argument '{name}' of {owner} has "
+                            f"{len(given)} items, its value {len(flat)}")
+    cut = without_cut(kind_of_value(primal), given) if has_structure(primal) else given
+    if any(_nonzero(g) and not _nonzero(c) for g, c in zip(given, cut, strict=True)):
+        raise ArgumentError(f"the tangent of argument '{name}' of {owner} moves a field "
+                            "marked no_derivative: give it a zero tangent")
+    return tuple(_tangent_of(owner, f"{name}[{k}]", p, t)
+                 for k, (p, t) in enumerate(zip(flat, cut, strict=True)))
+
+
+def _nonzero(leaf: Any) -> bool:
+    if type(leaf) is tuple:
+        return any(_nonzero(v) for v in leaf)
+    return leaf is not None and bool(np.any(np.asarray(leaf) != 0))
+
+
+def _zeros_like(flat: Any) -> Any:
+    if type(flat) is tuple:
+        return tuple(_zeros_like(v) for v in flat)
+    return np.zeros_like(flat) if isinstance(flat, np.ndarray) else 0.0
+
+
+def jvp_callable(df: DifferentiableFunction, t: Transform, passed: tuple,
+                 directions: bool = False) -> Callable:
+    """The jvp function for these arguments (with ``directions``, its form carrying
+    several directions per run): compiled unless it cannot be (as ``jit``)."""
+    module = t.directions_module if directions else t.tangent_module
     name = module.functions[0]
     cache = _compiled.setdefault(t, {})
-    key = (df.jit, *map(type_key, passed))  # one transform serves every jit setting
+    key = (directions, df.jit, *map(type_key, passed))  # a transform serves every jit
     if key in cache:
         return cache[key]
     if df.jit is False:
@@ -221,6 +260,11 @@ def jacobian(f: Callable, wrt: Sequence[str] | str | None = None,
 
     def jacobian_of(*args: Any) -> Any:
         bound, defaulted = df.bind(args, {})
+        for k, value in enumerate(bound):
+            if has_structure(value):
+                raise ArgumentError(f"jacobian of {df.__name__}: argument {k + 1} is a "
+                                    "structure; a Jacobian takes numbers and arrays (use "
+                                    "ad.jvp per direction, or pass the arrays)")
         blocks = _driven_columns(df, bound, defaulted) if mode == "forward" else None
         if blocks is None:
             t = _transform(df, bound, defaulted)
@@ -346,9 +390,48 @@ def _basis(like: Any, flat: int) -> Any:
     return unit
 
 
+def jvp_directions(df: DifferentiableFunction, primals: tuple, directions: tuple
+                   ) -> tuple[Any, Any]:
+    """``(f(*primals), tangents)`` for several directions in one run: ``directions``
+    holds, per argument, ``k`` tangents along a new leading axis (None for an argument
+    not differentiated, or for zeros); the result's tangents come the same way.  The
+    generated function prints with ``ad.source(f, *args, mode="directions")``.
+
+    >>> import numpy as np
+    >>> def f(x, y):
+    ...     return x * y
+    >>> jvp_directions(as_differentiable(f), (2.0, 3.0), (np.array([1.0, 0.0]), None))
+    (6.0, array([3., 0.]))
+    """
+    args, defaulted = df.bind(primals, {})
+    t = df.prepare(args, defaulted)
+    if t.structured or t.structured_result or t.structured_globals or \
+            not t.wrt_positions:
+        raise NonDifferentiableError("several tangent directions in one run take numbers "
+                                     "and arrays, one differentiated at least",
+                                     t.parsed.location(t.parsed.node), "use ad.jvp")
+    k = next(int(np.shape(d)[0]) for d in directions if d is not None)
+    carried = []
+    for p in t.wrt_positions:
+        like = np.asarray(args[p])
+        dtype = like.dtype if like.dtype.kind == "f" else np.float64
+        given = directions[p]
+        block = np.zeros((k,) + like.shape, dtype) if given is None else \
+            np.asarray(given, dtype)
+        if block.shape != (k,) + like.shape:
+            raise ArgumentError(f"the directions of argument {p + 1} of {df.__name__} have "
+                                f"shape {block.shape}, not {(k,) + like.shape}")
+        carried.append(block)
+    passed = (*args, *passed_globals(t, t.global_values()), *carried)
+    fn = jvp_callable(df, t, passed, directions=True)
+    return running(t, fn, *passed)
+
+
 def _columns(df: DifferentiableFunction, t: Transform, args: tuple,
              value: Any) -> list[np.ndarray]:
-    """The forward-mode Jacobian blocks, one :func:`jvp` per column."""
+    """The forward-mode Jacobian blocks, one :func:`jvp` per column (the compiled
+    driver takes over from the second call: it is faster than :func:`jvp_directions`
+    for loops of numbers, and the directions form compiles several times slower)."""
     blocks = []
     for p in t.wrt_positions:
         shape = np.shape(args[p])

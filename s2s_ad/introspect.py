@@ -181,14 +181,15 @@ def source(f: Callable, *args: Any, stage: str = "module", mode: str = "reverse"
     table ``s2s_ad.compiler.pipeline.PIPELINE`` says what each makes): ``"anf"`` is
     the normalized function, ``"structures"`` the same with structures lowered to
     tuples; the default, ``"module"``, is the whole generated module.
-    ``mode="forward"`` prints the forward-mode (tangent) function instead.
+    ``mode="forward"`` prints the forward-mode (tangent) function instead,
+    ``mode="directions"`` its form carrying several tangent directions per run.
     """
-    if mode not in ("reverse", "forward"):
-        raise ValueError(f"mode must be 'reverse' or 'forward', not {mode!r}")
+    if mode not in ("reverse", "forward", "directions"):
+        raise ValueError(f"mode must be 'reverse', 'forward' or 'directions', not {mode!r}")
     _, t, _ = _transform_for(f, args, kwargs)
     if mode == "reverse" and t.reverse_refusal is not None:
         raise t.reverse_refusal
-    return stage_source(t, "tangent" if mode == "forward" else stage)
+    return stage_source(t, {"forward": "tangent", "directions": "directions"}.get(mode, stage))
 
 
 def explain(f: Callable, *args: Any, memory: bool = False, **kwargs: Any) -> Explanation:

@@ -104,38 +104,46 @@ def numba_callable(obj: Any) -> bool:
 
 
 def load_tangent_module(name: str, parsed: ParsedFunction, normal: NormalFunction,
-                        kinds: dict[str, Kind], gen: Generated) -> GeneratedModule:
+                        kinds: dict[str, Kind], gen: Generated,
+                        directions: bool = False) -> GeneratedModule:
     """Write the forward-mode module of ``name`` (its ``<name>_jvp`` function, built
-    now by the tangent stage) and prepare its two loaded forms."""
-    fdef, callees = tangent_function(gen.context)
+    now by the tangent stage; with ``directions`` its ``<name>_jvp_directions``) and
+    prepare its two loaded forms."""
+    fdef, callees = tangent_function(gen.context, directions)
     # the tangent stage may link more callees (a registered differential's parts)
     gen = dataclasses.replace(gen, links=list(gen.context.links.values()))
     bound = ["List"] + list(gen.externals) + list(callees)
-    deps = [t.tangent_module.path.stem for t in callees.values()]
+    deps = [_callee_module(t, directions).path.stem for t in callees.values()]
     for link in gen.links:
         bound += [link.primal, link.forward, link.pullback]
         deps.append(link.transform.module.path.stem)
     origin = f"{parsed.filename}:{parsed.node.lineno}"
     source = module_source(f"{name} (forward mode)", origin, parsed.filename, [(fdef, False)],
                            bound, deps)
-    path = write_module(f"{name}_jvp", source, digest(source))
+    path = write_module(fdef.name, source, digest(source))
     # only what the jvp function calls decides whether it compiles (not a kernel's gradient)
     read = {node.id for node in gast.walk(fdef) if isinstance(node, gast.Name)}
     called = dataclasses.replace(gen, externals={k: v for k, v in gen.externals.items()
                                                  if k in read})
-    return GeneratedModule(path, source, [fdef.name], _tangent_binder(gen, callees, "python"),
-                           _tangent_binder(gen, callees, "numba"),
+    return GeneratedModule(path, source, [fdef.name],
+                           _tangent_binder(gen, callees, "python", directions),
+                           _tangent_binder(gen, callees, "numba", directions),
                            python_only=_python_only_reason(name, normal, kinds, called))
 
 
-def _tangent_binder(gen: Generated, callees: dict, path: str) -> Callable[[], dict[str, Any]]:
+def _callee_module(t: Any, directions: bool) -> GeneratedModule:
+    return t.directions_module if directions else t.tangent_module
+
+
+def _tangent_binder(gen: Generated, callees: dict, path: str,
+                    directions: bool = False) -> Callable[[], dict[str, Any]]:
     """The module's bindings, with the jvp functions of the functions it calls."""
     base = _binder(gen, path)
 
     def bind() -> dict[str, Any]:
         out = base()
         for bound, callee in callees.items():
-            module = callee.tangent_module
+            module = _callee_module(callee, directions)
             fn = module.functions[0]
             out[bound] = module.python(fn) if path == "python" else module.numba(fn)
         return out

@@ -165,6 +165,7 @@ class Transform:
     dependencies: Dependencies | None = None  # what it was built from (see dependencies)
     outputs: StageOutputs | None = None  # what each stage made, printable
     _tangent: GeneratedModule | None = None  # forward mode's module, made when first asked
+    _directions: GeneratedModule | None = None  # its form with several directions per run
 
     @property
     def tangent_module(self) -> GeneratedModule:
@@ -177,6 +178,18 @@ class Transform:
             except NonDifferentiableError as exc:
                 raise in_user_names(exc, self.normal.namer) from None
         return self._tangent
+
+    @property
+    def directions_module(self) -> GeneratedModule:
+        """Forward mode with several tangent directions per run
+        (``<name>_jvp_directions``), built at the first request."""
+        if self._directions is None:
+            try:
+                self._directions = load_tangent_module(self.name, self.parsed, self.normal,
+                                                       self.kinds, self.generated, True)
+            except NonDifferentiableError as exc:
+                raise in_user_names(exc, self.normal.namer) from None
+        return self._directions
 
     def current(self) -> bool:
         """Whether what it was built from still holds (no helper redefined, no global
@@ -402,10 +415,10 @@ _LOWERING_ROUNDS = 20
 
 def stage_source(t: Transform, stage: str) -> str:
     """The printable output of one stage of ``t`` (see ``STAGES``; ``"tangent"``: the
-    forward-mode function)."""
-    if stage == "tangent":
-        source = t.tangent_module.source
-        return source[source.index("\ndef ") + 1:].rstrip("\n")
+    forward-mode function, ``"directions"``: its form with several directions)."""
+    if stage in ("tangent", "directions"):
+        module = t.tangent_module if stage == "tangent" else t.directions_module
+        return module.source[module.source.index("\ndef ") + 1:].rstrip("\n")
     if stage in ("forward", "pullback", "fused"):
         return function_source(getattr(t.generated, stage), t.parsed.filename,
                                adjoint=stage != "forward")

@@ -81,6 +81,7 @@ from s2s_ad.compiler.syntax.builders import (
 )
 from s2s_ad.compiler.syntax.names import module_function_name
 from s2s_ad.compiler.tangent_custom import custom_call, refused_hook
+from s2s_ad.compiler.tangent_directions import directions_function
 from s2s_ad.compiler.tangent_kernels import kernel_tangent
 from s2s_ad.errors import NonDifferentiableError
 from s2s_ad.kinds import ArrayKind, Kind, ListKind
@@ -447,9 +448,21 @@ def _replace_nodes(tree: gast.expr, new: dict[int, gast.expr]) -> gast.expr:
     return node
 
 
-def tangent_function(cx: Context) -> tuple[gast.FunctionDef, dict]:
+def tangent_function(cx: Context, directions: bool = False) -> tuple[gast.FunctionDef, dict]:
     """The jvp function of the function ``cx`` reverses (after the reverse stages ran, so
     that the globals and helpers the primal statements need are bound), and the
-    transforms of the functions it calls by their bound names (their jvp functions)."""
+    transforms of the functions it calls by their bound names (their jvp functions);
+    with ``directions``, its form carrying several directions per run
+    (:mod:`s2s_ad.compiler.tangent_directions`)."""
     tangent_pass = TangentPass(cx)
-    return tangent_pass.build(), tangent_pass.callees
+    fdef = tangent_pass.build()
+    if not directions:
+        return fdef, tangent_pass.callees
+    params = [a.id for a in fdef.args.args][len(cx.norm.params) + len(cx.hidden):]
+    if not params:
+        raise NonDifferentiableError("several tangent directions need a differentiated "
+                                     "argument", cx.norm.parsed.location(cx.norm.node))
+    renamed = {bound: f"{bound}_directions" for bound in tangent_pass.callees}
+    fdef = directions_function(cx, fdef, set(tangent_pass.names.values()) | set(params),
+                               params, renamed)
+    return fdef, {renamed[b]: t for b, t in tangent_pass.callees.items()}

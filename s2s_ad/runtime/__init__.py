@@ -149,6 +149,7 @@ array division follows NumPy. The helpers here guard their divisions.
 from .along_axis import *  # noqa: F403
 from .broadcasting import *  # noqa: F403  (the helpers generated code calls as rt.<name>)
 from .decompositions import *  # noqa: F403
+from .directions import *  # noqa: F403
 from .einsum import *  # noqa: F403
 from .given import *  # noqa: F403
 from .indexing import *  # noqa: F403
