@@ -15,6 +15,7 @@ import pytest
 
 import s2s_ad as ad
 from s2s_ad.errors import NonDifferentiableError
+from s2s_ad.forward_mode import jvp_directions
 from s2s_ad.kernels import conv2d, matmul, max_pool2d, softmax_cross_entropy
 from s2s_ad.kernels import numba_kernels as nb
 from s2s_ad.kernels import numpy_kernels as npk
@@ -105,6 +106,19 @@ def test_forward_and_reverse_jacobians_agree_through_conv2d(jit):
         reverse = ad.jacobian(df, wrt=wrt, mode="reverse")(image, filters)
         assert forward.shape == feature_maps(image, filters).shape + locals()[wrt].shape
         np.testing.assert_allclose(forward, reverse, rtol=1e-12, atol=1e-12)
+
+
+@pytest.mark.parametrize("case", ["feature_maps", "class_loss"])
+def test_several_directions_through_the_kernels_equal_one_jvp_each(case):
+    fn, args = _inputs()[case]
+    rng = np.random.default_rng(4)
+    directions = tuple(rng.normal(size=(3,) + a.shape) if a.dtype.kind == "f" else None
+                       for a in args)
+    df = ad.differentiable(fn, jit=False)
+    _, tangents = jvp_directions(df, args, directions)
+    for j in range(3):
+        _, tangent = ad.jvp(df, args, tuple(d if d is None else d[j] for d in directions))
+        np.testing.assert_allclose(tangents[j], tangent, rtol=1e-12, atol=1e-12)
 
 
 def test_the_generated_tangent_code_calls_the_kernel_once_per_input():
