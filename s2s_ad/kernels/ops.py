@@ -1,11 +1,12 @@
-"""The built-in ops, and the registration of their kernels and gradients.
+"""The built-in ops, and the registration of their kernels, gradients and tangents.
 
 Each op is a thin function calling :data:`run_kernel`, so user code and
 ``s2s_ad.nn`` call ops, and differentiating an op's caller differentiates the
-kernel with its registered gradient.  A gradient is itself a kernel
-(``conv2d_grad`` ...) with an implementation per backend, run through a
-:class:`KernelOp`: NumPy code on the NumPy backend, compiled loops in compiled
-code.
+kernel with its registered gradient (its tangent, in forward mode).  A gradient is
+itself a kernel (``conv2d_grad`` ...) with an implementation per backend, run through
+a :class:`KernelOp`: NumPy code on the NumPy backend, compiled loops in compiled
+code; so is the tangent of ``max_pool2d`` and ``softmax_cross_entropy``, while the
+bilinear ``conv2d`` and ``matmul`` are their own tangents (``linear_in``).
 
 >>> import numpy as np
 >>> import s2s_ad as ad
