@@ -121,10 +121,14 @@ def load_tangent_module(name: str, parsed: ParsedFunction, normal: NormalFunctio
     source = module_source(f"{name} (forward mode)", origin, parsed.filename, [(fdef, False)],
                            bound, deps)
     path = write_module(fdef.name, source, digest(source))
+    # only what the jvp function calls decides whether it compiles (not a kernel's gradient)
+    read = {node.id for node in gast.walk(fdef) if isinstance(node, gast.Name)}
+    called = dataclasses.replace(gen, externals={k: v for k, v in gen.externals.items()
+                                                 if k in read})
     return GeneratedModule(path, source, [fdef.name],
                            _tangent_binder(gen, callees, "python", directions),
                            _tangent_binder(gen, callees, "numba", directions),
-                           python_only=_python_only_reason(name, normal, kinds, gen))
+                           python_only=_python_only_reason(name, normal, kinds, called))
 
 
 def _callee_module(t: Any, directions: bool) -> GeneratedModule:

@@ -23,10 +23,11 @@ def f_jvp(x, y, t_x, t_y):
 
 Rules say how a tangent goes through each primitive (:mod:`s2s_ad.rules.tangent_rules`).
 Calls of other Python functions go through their own jvp functions, calls of
-functions with a registered differential through it (:mod:`tangent_custom`); a
+functions with a registered differential through it (:mod:`tangent_custom`),
+``run_kernel`` calls through the kernel's registered tangent (:mod:`tangent_kernels`); a
 growing list gets a tangent list appended beside it.  What has no tangent --
-custom derivatives with only a pullback, ``with_derivative`` hooks, kernels,
-rules without a tangent -- is refused with a located message.
+custom derivatives with only a pullback, ``with_derivative`` hooks, kernels without
+a registered tangent, rules without a tangent -- is refused with a located message.
 """
 
 from __future__ import annotations
@@ -46,6 +47,7 @@ from s2s_ad.compiler.primitives import (
     FunctionCall,
     HookCall,
     Index,
+    KernelCall,
     Opaque,
     Primitive,
     RuleOp,
@@ -80,6 +82,7 @@ from s2s_ad.compiler.syntax.builders import (
 from s2s_ad.compiler.syntax.names import module_function_name
 from s2s_ad.compiler.tangent_custom import custom_call, refused_hook
 from s2s_ad.compiler.tangent_directions import directions_function
+from s2s_ad.compiler.tangent_kernels import kernel_tangent
 from s2s_ad.errors import NonDifferentiableError
 from s2s_ad.kinds import ArrayKind, Kind, ListKind
 from s2s_ad.rules.registry import lookup, parse_template
@@ -274,6 +277,8 @@ class TangentPass:
             return self.item_read(s, prim)
         if isinstance(prim, RuleOp):
             return self.rule_tangent(s, result, prim)
+        if isinstance(prim, KernelCall):
+            return kernel_tangent(self, s, prim, result)
         callee = getattr(prim.callee, "__qualname__", None) or getattr(prim.callee, "__name__",
                                                                        "it")
         raise NonDifferentiableError(f"forward mode through the call of '{callee}' is not "

@@ -22,7 +22,7 @@ from typing import Any
 import gast
 
 from s2s_ad.compiler.custom import split_of
-from s2s_ad.compiler.primitives import CustomCall, Primitive, classify
+from s2s_ad.compiler.primitives import CustomCall, KernelCall, Primitive, classify
 from s2s_ad.compiler.reverse import calls
 from s2s_ad.compiler.reverse.context import CalleeLink
 from s2s_ad.compiler.syntax.annotations import set_line
@@ -36,6 +36,7 @@ from s2s_ad.compiler.syntax.builders import (
     store,
     store_tuple,
 )
+from s2s_ad.compiler.tangent_kernels import kernel_note
 from s2s_ad.errors import Location, NonDifferentiableError
 from s2s_ad.kinds import ArrayKind
 from s2s_ad.markers import CustomDerivative
@@ -140,7 +141,8 @@ def refused_hook(tp: TangentPass, s: gast.stmt) -> NonDifferentiableError:
 def one_mode_calls(transform: Any) -> list[tuple[Location, str]]:
     """Calls, in the function ``transform`` made and the functions it calls, of a function
     whose custom derivative serves one mode only: only a pullback (forward mode refuses
-    the call) or only a differential (reverse mode does); each located, with a message."""
+    the call) or only a differential (reverse mode does), and of a kernel without a
+    registered tangent (forward mode refuses it); each located, with a message."""
     found: list[tuple[Location, str]] = []
     todo, seen = [transform], set()
     while todo:
@@ -154,10 +156,13 @@ def one_mode_calls(transform: Any) -> list[tuple[Location, str]]:
                     and isinstance(node.value, gast.Call)):
                 continue
             prim = classify(node.value)
+            message = ""
             if isinstance(prim, CustomCall):
                 message = _one_mode_message(t.activity, node.targets[0].id, prim)
-                if message:
-                    found.append((t.parsed.location(node.value), message))
+            elif isinstance(prim, KernelCall) and node.targets[0].id in t.activity.varied:
+                message = kernel_note(node.value)
+            if message:
+                found.append((t.parsed.location(node.value), message))
     return found
 
 

@@ -2,9 +2,9 @@
 
 An op is a function on arrays; a kernel is one backend's implementation of it,
 registered per ``(kernel name, backend)``; a gradient is registered per kernel
-name; ``custom_grad`` bypasses the registries.  Built in: ``conv2d``,
-``max_pool2d``, ``matmul`` and ``softmax_cross_entropy``, for the "numpy" and
-"numba" backends.
+name, and so is a tangent (forward mode); ``custom_grad`` bypasses the registries.
+Built in: ``conv2d``, ``max_pool2d``, ``matmul`` and ``softmax_cross_entropy``, for
+the "numpy" and "numba" backends, each with its gradient and tangent.
 
 >>> sorted({name for name, _ in list_kernels()})[:2]
 ['conv2d', 'conv2d_grad']
@@ -39,6 +39,13 @@ from s2s_ad.kernels.registry import (
     set_backend,
     unregister_kernel,
 )
+from s2s_ad.kernels.tangents import (
+    Tangent,
+    list_tangents,
+    register_tangent,
+    tangent_of,
+    unregister_tangent,
+)
 
 register_built_ins()
 
@@ -47,6 +54,7 @@ __all__ = [
     "CustomGradFunction",
     "Gradient",
     "KernelOp",
+    "Tangent",
     "backend",
     "conv2d",
     "custom_grad",
@@ -56,13 +64,17 @@ __all__ = [
     "kernel_table",
     "list_gradients",
     "list_kernels",
+    "list_tangents",
     "matmul",
     "max_pool2d",
     "register_gradient",
     "register_kernel",
+    "register_tangent",
     "run_kernel",
     "set_backend",
     "softmax_cross_entropy",
+    "tangent_of",
     "unregister_gradient",
     "unregister_kernel",
+    "unregister_tangent",
 ]

@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from s2s_ad.kernels.registry import fingerprint, list_kernels
+from s2s_ad.kernels.tangents import Tangent, list_tangents
 from s2s_ad.markers import derivative
 from s2s_ad.registry import Table
 
@@ -164,15 +165,26 @@ def custom_grad(f: Callable) -> CustomGradFunction:
 
 
 def kernel_table() -> list[str]:
-    """One line per registered kernel: its name, its backends and its gradient."""
+    """One line per registered kernel: its name, its backends, its gradient and its
+    tangent (forward mode)."""
     backends: dict[str, list[str]] = {}
     for name, backend in list_kernels():
         backends.setdefault(name, []).append(backend)
-    gradients = list_gradients()
-    rows = [("kernel", "backends", "gradient")]
+    gradients, tangents = list_gradients(), list_tangents()
+    rows = [("kernel", "backends", "gradient", "tangent")]
     for name, have in backends.items():
-        grad = gradients.get(name)
+        grad, tangent = gradients.get(name), tangents.get(name)
         rows.append((name, ", ".join(have),
-                     getattr(grad.grad_fn, "__name__", repr(grad.grad_fn)) if grad else "-"))
-    widths = [max(len(row[i]) for row in rows) for i in range(2)]
-    return [f"{a:<{widths[0]}}  {b:<{widths[1]}}  {c}".rstrip() for a, b, c in rows]
+                     getattr(grad.grad_fn, "__name__", repr(grad.grad_fn)) if grad else "-",
+                     _tangent_label(tangent)))
+    widths = [max(len(row[i]) for row in rows) for i in range(3)]
+    return [f"{a:<{widths[0]}}  {b:<{widths[1]}}  {c:<{widths[2]}}  {d}".rstrip()
+            for a, b, c, d in rows]
+
+
+def _tangent_label(tangent: Tangent | None) -> str:
+    if tangent is None:
+        return "-"
+    if tangent.tangent_fn is None:
+        return "linear in " + ", ".join(map(str, tangent.linear_in))
+    return getattr(tangent.tangent_fn, "__name__", repr(tangent.tangent_fn))

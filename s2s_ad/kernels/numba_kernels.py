@@ -120,6 +120,23 @@ def conv2d_grad(dy, saved, strides=(1, 1), padding="valid"):
 
 
 @numba.njit(cache=True)
+def _window_max(x, b, p, q, ch, pool_size, strides, top, left):
+    """(maximum, row, column) of one window: its first maximum, row-major (padding never
+    wins): the one tie convention of the pullback and the tangent."""
+    _, h, width, _ = x.shape
+    best, best_r, best_s = -np.inf, -1, -1
+    for i in range(pool_size[0]):
+        r = p * strides[0] + i - top
+        if r < 0 or r >= h:
+            continue
+        for j in range(pool_size[1]):
+            s = q * strides[1] + j - left
+            if s >= 0 and s < width and (best_r < 0 or x[b, r, s, ch] > best):
+                best, best_r, best_s = x[b, r, s, ch], r, s
+    return best, best_r, best_s
+
+
+@numba.njit(cache=True)
 def _pool_windows(x, pool_size, strides, padding, dy, dx):
     """Max pooling when ``dx`` is None (returns y); else adds ``dy`` into ``dx`` at each
     window's first maximum (row-major) and returns ``dx``."""
@@ -131,19 +148,29 @@ def _pool_windows(x, pool_size, strides, padding, dy, dx):
         for p in range(oh):
             for q in range(ow):
                 for ch in range(c):
-                    best, best_r, best_s = -np.inf, -1, -1
-                    for i in range(pool_size[0]):
-                        r = p * strides[0] + i - top
-                        if r < 0 or r >= h:
-                            continue
-                        for j in range(pool_size[1]):
-                            s = q * strides[1] + j - left
-                            if s >= 0 and s < width and (best_r < 0 or x[b, r, s, ch] > best):
-                                best, best_r, best_s = x[b, r, s, ch], r, s
+                    best, best_r, best_s = _window_max(x, b, p, q, ch, pool_size, strides,
+                                                       top, left)
                     y[b, p, q, ch] = best
                     if dx is not None:
                         dx[b, best_r, best_s, ch] += dy[b, p, q, ch]
     return y if dx is None else dx
+
+
+@numba.njit(cache=True)
+def _pool_tangent(x, t_x, pool_size, strides, padding):
+    """``t_x`` at each window's first maximum of ``x`` (row-major)."""
+    n, h, width, c = x.shape
+    oh, top, _ = geometry(h, pool_size[0], strides[0], padding)
+    ow, left, _ = geometry(width, pool_size[1], strides[1], padding)
+    t_y = np.empty((n, oh, ow, c), dtype=t_x.dtype)
+    for b in range(n):
+        for p in range(oh):
+            for q in range(ow):
+                for ch in range(c):
+                    _, best_r, best_s = _window_max(x, b, p, q, ch, pool_size, strides,
+                                                    top, left)
+                    t_y[b, p, q, ch] = t_x[b, best_r, best_s, ch]
+    return t_y
 
 
 @numba.njit(cache=True)
@@ -161,6 +188,18 @@ def max_pool2d_grad(dy, saved, pool_size=(2, 2), strides=(2, 2), padding="valid"
     if padding != "valid" and padding != "same":
         raise ValueError("max_pool2d: padding must be 'valid' or 'same'")
     return _pool_windows(x, pool_size, strides, padding, dy, np.zeros_like(x))
+
+
+@numba.njit(cache=True)
+def max_pool2d_tangent(inputs, tangents, pool_size=(2, 2), strides=(2, 2), padding="valid"):
+    """The tangent of ``max_pool2d``: the input's tangent at each window's first maximum
+    (row-major), where the pullback sends the cotangent, so both modes agree at ties."""
+    if padding != "valid" and padding != "same":
+        raise ValueError("max_pool2d: padding must be 'valid' or 'same'")
+    x, t_x = inputs[0], tangents[0]
+    if t_x.shape != x.shape:
+        raise ValueError("max_pool2d: the tangent's shape differs from the input's")
+    return _pool_tangent(x, t_x, pool_size, strides, padding)
 
 
 @numba.njit(cache=True)
@@ -218,3 +257,18 @@ def softmax_cross_entropy_grad(dy, saved):
             d_logits[row, k] = np.exp(logits[row, k] - top - log_norm) * (dy / n)
         d_logits[row, labels[row]] -= dy / n
     return d_logits, None
+
+
+@numba.njit(cache=True)
+def softmax_cross_entropy_tangent(inputs, tangents):
+    """The mean over rows of ``<softmax(logits[n]), t[n]> - t[n, labels[n]]``."""
+    logits, labels = inputs
+    t_logits = tangents[0]
+    n = logits.shape[0]
+    total = 0.0
+    for row in range(n):
+        log_norm, top = _softmax_row(logits, labels, row)
+        for k in range(logits.shape[1]):
+            total += np.exp(logits[row, k] - top - log_norm) * t_logits[row, k]
+        total -= t_logits[row, labels[row]]
+    return total / n

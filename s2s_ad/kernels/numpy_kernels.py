@@ -89,18 +89,37 @@ def max_pool2d_grad(dy: np.ndarray, saved: tuple, pool_size: Pair = (2, 2),
                     strides: Pair = (2, 2), padding: str = "valid") -> np.ndarray:
     """dx: each window's cotangent goes to its maximum (the first, row-major, on ties)."""
     x, pool_size, strides, padding = _pool_arguments(saved[0], pool_size, strides, padding)
+    where, ((top, bottom), (left, right)) = _pool_argmax(x, pool_size, strides, padding)
+    n, h, width, c = x.shape
+    dx_padded = np.zeros((n, top + h + bottom, left + width + right, c),
+                         dtype=np.result_type(dy, x))
+    np.add.at(dx_padded, where, dy)
+    return dx_padded[:, top:top + h, left:left + width, :]
+
+
+def _pool_argmax(x: np.ndarray, pool_size: Pair, strides: Pair, padding: str) -> tuple:
+    """The index, in the padded ``x``, of each window's first maximum (row-major), as
+    (batch, rows, cols, channel) arrays of the output's shape, and the padding of each
+    axis: the one tie convention of the pullback and the tangent."""
     win, geometry = _windows(x, pool_size, strides, padding, "max_pool2d", -np.inf)
     (oh, top, bottom), (ow, left, right) = geometry
-    n, h, width, c = x.shape
+    n, _, _, c = x.shape
     best = win.reshape(n, oh, ow, c, -1).argmax(axis=4)
     rows = np.arange(oh)[None, :, None, None] * strides[0] + best // pool_size[1]
     cols = np.arange(ow)[None, None, :, None] * strides[1] + best % pool_size[1]
     batch = np.arange(n)[:, None, None, None]
     channel = np.arange(c)[None, None, None, :]
-    dx_padded = np.zeros((n, top + h + bottom, left + width + right, c),
-                         dtype=np.result_type(dy, x))
-    np.add.at(dx_padded, (batch, rows, cols, channel), dy)
-    return dx_padded[:, top:top + h, left:left + width, :]
+    return (batch, rows, cols, channel), ((top, bottom), (left, right))
+
+
+def max_pool2d_tangent(inputs: tuple, tangents: tuple, pool_size: Pair = (2, 2),
+                       strides: Pair = (2, 2), padding: str = "valid") -> np.ndarray:
+    """The tangent of ``max_pool2d``: the input's tangent at each window's first maximum
+    (row-major), where the pullback sends the cotangent, so both modes agree at ties."""
+    x, pool_size, strides, padding = _pool_arguments(inputs[0], pool_size, strides, padding)
+    where, padded = _pool_argmax(x, pool_size, strides, padding)
+    t_padded = np.pad(np.asarray(tangents[0]), ((0, 0), padded[0], padded[1], (0, 0)))
+    return t_padded[where]
 
 
 def _matmul_arguments(a: Any, b: Any) -> tuple[np.ndarray, np.ndarray]:
@@ -149,3 +168,14 @@ def softmax_cross_entropy_grad(dy: float, saved: tuple) -> tuple[np.ndarray, Non
     probs = shifted / shifted.sum(axis=1, keepdims=True)
     probs[np.arange(len(labels)), labels] -= 1.0
     return probs * (dy / len(labels)), None
+
+
+def softmax_cross_entropy_tangent(inputs: tuple, tangents: tuple) -> float:
+    """The tangent of ``softmax_cross_entropy`` along the logits' tangent: the mean over
+    rows of ``<softmax(logits[n]), t[n]> - t[n, labels[n]]`` (labels have none)."""
+    logits, labels = _softmax_arguments(*inputs)
+    t_logits = np.asarray(tangents[0])
+    shifted = np.exp(logits - logits.max(axis=1, keepdims=True))
+    probs = shifted / shifted.sum(axis=1, keepdims=True)
+    rows = np.arange(len(labels))
+    return np.mean(np.sum(probs * t_logits, axis=1) - t_logits[rows, labels])

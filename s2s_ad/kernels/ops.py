@@ -1,11 +1,12 @@
-"""The built-in ops, and the registration of their kernels and gradients.
+"""The built-in ops, and the registration of their kernels, gradients and tangents.
 
 Each op is a thin function calling :data:`run_kernel`, so user code and
 ``s2s_ad.nn`` call ops, and differentiating an op's caller differentiates the
-kernel with its registered gradient.  A gradient is itself a kernel
-(``conv2d_grad`` ...) with an implementation per backend, run through a
-:class:`KernelOp`: NumPy code on the NumPy backend, compiled loops in compiled
-code.
+kernel with its registered gradient (its tangent, in forward mode).  A gradient is
+itself a kernel (``conv2d_grad`` ...) with an implementation per backend, run through
+a :class:`KernelOp`: NumPy code on the NumPy backend, compiled loops in compiled
+code; so is the tangent of ``max_pool2d`` and ``softmax_cross_entropy``, while the
+bilinear ``conv2d`` and ``matmul`` are their own tangents (``linear_in``).
 
 >>> import numpy as np
 >>> import s2s_ad as ad
@@ -22,6 +23,7 @@ import numpy as np
 from s2s_ad.kernels import numba_kernels, numpy_kernels
 from s2s_ad.kernels.gradients import register_gradient
 from s2s_ad.kernels.registry import KernelOp, register_kernel, run_kernel
+from s2s_ad.kernels.tangents import register_tangent
 
 
 def conv2d(x: np.ndarray, w: np.ndarray, strides: tuple[int, int] = (1, 1),
@@ -75,14 +77,23 @@ _BUILT_IN = {  # kernel name: (output ndim, input positions the gradient keeps)
     "matmul": (2, (0, 1)),
     "softmax_cross_entropy": (0, (0, 1)),
 }
+_LINEAR_IN = {"conv2d": (0, 1), "matmul": (0, 1)}  # bilinear: the kernel is its own tangent
 
 
 def register_built_ins() -> None:
     """Register each built-in kernel, its gradient kernel, for both backends, and the
-    gradient (a :class:`KernelOp` running the gradient kernel)."""
+    gradient (a :class:`KernelOp` running the gradient kernel); and its tangent: bilinear
+    kernels are linear in each input, the others have a tangent kernel per backend."""
     for name, (ndim, saved) in _BUILT_IN.items():
         grad_name = f"{name}_grad"
         for backend, module in (("numpy", numpy_kernels), ("numba", numba_kernels)):
             register_kernel(name, backend, getattr(module, name), output_ndim=ndim)
             register_kernel(grad_name, backend, getattr(module, grad_name))
+            if name not in _LINEAR_IN:
+                register_kernel(f"{name}_tangent", backend, getattr(module, f"{name}_tangent"),
+                                output_ndim=ndim)
         register_gradient(name, KernelOp(grad_name), inputs_to_save=saved)
+        if name in _LINEAR_IN:
+            register_tangent(name, linear_in=_LINEAR_IN[name])
+        else:
+            register_tangent(name, KernelOp(f"{name}_tangent"))

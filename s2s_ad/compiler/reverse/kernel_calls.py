@@ -57,7 +57,7 @@ def _name(cx: Context, call: gast.Call) -> str:
     return name
 
 
-def _bind(cx: Context, obj: Any, base: str) -> str:
+def bind(cx: Context, obj: Any, base: str) -> str:
     """A name in the generated module bound to ``obj`` (one per object)."""
     for name, known in cx.externals.items():
         if known is obj:
@@ -69,7 +69,7 @@ def _bind(cx: Context, obj: Any, base: str) -> str:
 
 def _kernel_call(cx: Context, call: gast.Call, name: str) -> gast.Call:
     op = kernel_op(name)
-    func = _bind(cx, op, f"{name}_kernel_{op.fingerprint()}")
+    func = bind(cx, op, f"{name}_kernel_{op.fingerprint()}")
     return call_node(load(func), list(call.args[1:]), list(call.keywords))
 
 
@@ -142,7 +142,7 @@ def call_kernel(cx: Context, s: gast.Assign, target: str, prim: Primitive, where
         saved = saved + [saving.keep(cx, load(target), where, after, pops)]
     head, g = cx.grad_source(target, prim)
     grads = cx.namer.fresh(f"{target}_cotangents")
-    grad_fn = _bind(cx, grad.grad_fn, f"{name}_gradient_{grad.fingerprint()}")
+    grad_fn = bind(cx, grad.grad_fn, f"{name}_gradient_{grad.fingerprint()}")
     grad_call = call_node(load(grad_fn), [g, tuple_of(saved)], attrs)
     contributions = [assign(grads, grad_call, cx.line)] + given_contributions(
         cx, grads, inputs, f"kernel {name!r}", kept)
