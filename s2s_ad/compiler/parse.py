@@ -199,7 +199,7 @@ def parse_function(fn: Any) -> ParsedFunction:
     node = copy.deepcopy(node)  # parsing rewrites it (lists); the file's tree is shared
     parsed = ParsedFunction(name=_generated_name(fn, node), node=node, filename=code.co_filename,
                             namespace=_namespace(fn), key=code,
-                            generated=getattr(fn, "__module__", "").startswith(GENERATED))
+                            generated=(getattr(fn, "__module__", None) or "").startswith(GENERATED))
     finish_parse(parsed, defaults=fn.__defaults__ or (), kwdefaults=fn.__kwdefaults__)
     return parsed
 

@@ -190,7 +190,7 @@ class TangentPass:
         callee = callee_of(s.value) if isinstance(s.value, gast.Call) else None
         if not (callee is not None and is_library(callee) and
                 not lookup(callee, len(s.value.args)) and
-                getattr(callee, "__module__", "").startswith(RUNTIME)):
+                (getattr(callee, "__module__", None) or "").startswith(RUNTIME)):
             return
         if any(self.carries(a) for a in s.value.args):
             raise NonDifferentiableError(

@@ -20,6 +20,7 @@ raises, and the entry points of reverse mode refuse generated code before anythi
 runs.
 
 >>> from s2s_ad import runtime
+from s2s_ad.runtime import reductions
 >>> from s2s_ad.rules import lookup
 >>> lookup(runtime.accumulate, 2).params
 ('cotangent', 'contribution')
@@ -29,8 +30,9 @@ from __future__ import annotations
 
 from s2s_ad import runtime
 from s2s_ad.kinds import ArrayKind
+from s2s_ad.runtime import reductions
 
-from .registry import BY_REVERSE_PASS, primitive
+from .registry import BY_REVERSE_PASS, primitive, rt_name
 from .result_kinds import floats, joined, ndim, same
 
 
@@ -74,97 +76,97 @@ def _shaped_by(position: int):
     return kind
 
 
-_VJP = {"_vjp_all": (("g", "x"), _float_array_of(1)),
-        "_vjp_all_keepdims": (("g", "x"), _float_array_of(1)),
-        "_vjp_axis": (("g", "x", "axis"), _float_array_of(1)),
-        "_vjp_axis_keepdims": (("g", "x", "axis"), _float_array_of(1))}
-_LINEAR_REDUCTIONS = {"_axis": (("x", "axis"), _reduced(False)),
-                      "_axis_keepdims": (("x", "axis"), _reduced(True)),
-                      "_all_keepdims": (("x",), _float_array_of(0))}
+_LINEAR_ROWS = (reductions.SUM, reductions.MEAN)  # linear in x
+_MASK_ROWS = (reductions.MAX, reductions.MIN)  # pullbacks: masks of x, linear in g
+_SLICE_ROWS = (reductions.MAX, reductions.MIN, reductions.PROD, reductions.NORM)
 
 #: helper -> (parameters, the operands it is linear in, each on its own; result kind)
 LINEAR_IN = {
-    "materialize": (("cotangent", "like"), ("cotangent",), same),
-    "as_float64": (("a",), ("a",), _float_like_first),
-    "unbroadcast_to_shape": (("c", "shape"), ("c",), same),
-    "unbroadcast_scalar": (("c",), ("c",), _a_number),
-    "broadcast_tangent": (("tangent", "like"), ("tangent",), _float_array_of(1)),
-    "grow": (("tape", "position"), ("tape",), same),
-    "reshape": (("x", "shape"), ("x",), _shaped_by(1)),
-    "block_read": (("block", "at", "shape"), ("block",), _shaped_by(2)),
-    "reshape_like": (("g", "x"), ("g",), _float_array_of(1)),
+    runtime.materialize: (("cotangent", "like"), ("cotangent",), same),
+    runtime.as_float64: (("a",), ("a",), _float_like_first),
+    runtime.unbroadcast_to_shape: (("c", "shape"), ("c",), same),
+    runtime.unbroadcast_scalar: (("c",), ("c",), _a_number),
+    runtime.broadcast_tangent: (("tangent", "like"), ("tangent",), _float_array_of(1)),
+    runtime.grow: (("tape", "position"), ("tape",), same),
+    runtime.reshape: (("x", "shape"), ("x",), _shaped_by(1)),
+    runtime.block_read: (("block", "at", "shape"), ("block",), _shaped_by(2)),
+    runtime.reshape_like: (("g", "x"), ("g",), _float_array_of(1)),
     # the pullbacks of sum and mean read only x's shape; those of max and min a mask of
     # x, constant between ties (norm's and prod's are not linear in g alone: no rule)
-    **{f"{r}{form}": (params, ("g",), kind) for r in ("sum", "mean", "max", "min")
-       for form, (params, kind) in _VJP.items() if hasattr(runtime, f"{r}{form}")},
-    **{f"{r}{form}": (params, ("x",), kind) for r in ("sum", "mean")
-       for form, (params, kind) in _LINEAR_REDUCTIONS.items()},
+    **{row.vjp_all: (("g", "x"), ("g",), _float_array_of(1))
+       for row in (*_LINEAR_ROWS, *_MASK_ROWS)},
+    **{helper: (("g", "x", "axis"), ("g",), _float_array_of(1))
+       for row in (*_LINEAR_ROWS, *_MASK_ROWS)
+       for helper in (row.vjp_axis, row.vjp_axis_keepdims)},
+    **{row.axis: (("x", "axis"), ("x",), _reduced(False)) for row in _LINEAR_ROWS},
+    **{row.axis_keepdims: (("x", "axis"), ("x",), _reduced(True)) for row in _LINEAR_ROWS},
+    **{row.whole: (("x",), ("x",), _float_array_of(0)) for row in _LINEAR_ROWS},
 }
 
 #: helper -> (parameters, the operands it is linear in together, result kind)
 JOINTLY_LINEAR_IN = {
-    "accumulate": (("cotangent", "contribution"), ("cotangent", "contribution"), same),
-    "accumulate_to_shape": (("cotangent", "contribution", "shape"),
-                            ("cotangent", "contribution"), same),
+    runtime.accumulate: (("cotangent", "contribution"), ("cotangent", "contribution"), same),
+    runtime.accumulate_to_shape: (("cotangent", "contribution", "shape"),
+                                  ("cotangent", "contribution"), same),
     # a tape of array values: the tangent tape grows exactly as the tape does
-    "block_push": (("block", "at", "value", "expected"), ("block", "value"), same),
+    runtime.block_push: (("block", "at", "value", "expected"), ("block", "value"), same),
 }
 
 
-def _slice_reduction(r: str, form: str) -> str:
-    """``J t`` of the reduction ``r`` in ``form``: its pullback's weights times the
-    tangent, summed as the reduction sums (the pullback's convention at ties)."""
-    if form == "_all_keepdims":
-        return f"rt.sum_all_keepdims(rt.{r}_vjp_all(1.0, x) * g)"
-    if form == "_all":
-        return f"np.sum(rt.{r}_vjp_all(1.0, x) * g)"
-    return f"rt.sum{form}(rt.{r}_vjp{form}(1.0 + 0.0 * z, x, axis) * g, axis)"
+def _slice_reductions(row) -> dict:
+    """The tangents of a reduction whose value on a slice depends on that slice only
+    (max, min, prod, norm): the pullback's weights times the tangent, summed as the
+    reduction sums (the pullback's convention at ties)."""
+    sums, keeps = rt_name(reductions.SUM.axis), rt_name(reductions.SUM.axis_keepdims)
+    whole = rt_name(reductions.SUM.whole) if row is not reductions.NORM else "np.sum"
+    weights, kept, everything = (rt_name(row.vjp_axis), rt_name(row.vjp_axis_keepdims),
+                                 rt_name(row.vjp_all))
+    return {
+        row.axis: (("x", "axis"), {"x": f"{sums}({weights}(1.0 + 0.0 * z, x, axis) * g, "
+                                        "axis)"}, _reduced(False)),
+        row.axis_keepdims: (("x", "axis"), {"x": f"{keeps}({kept}(1.0 + 0.0 * z, x, axis) "
+                                                 "* g, axis)"}, _reduced(True)),
+        row.whole: (("x",), {"x": f"{whole}({everything}(1.0, x) * g)"},
+                    _a_number if row is reductions.NORM else _float_array_of(0)),
+    }
 
 
 #: helper -> (parameters, {parameter: tangent template}, result kind)
 SLOPES = {
-    **{f"{r}{form}": (params, {"x": _slice_reduction(r, form)}, kind)
-       for r in ("max", "min", "prod", "norm")
-       for form, (params, kind) in {**_LINEAR_REDUCTIONS,
-                                    "_all": (("x",), _a_number)}.items()
-       if hasattr(runtime, f"{r}{form}")},
-    "log_or_zero": (("a",), {"a": "g / a"}, floats),
-    "pow_slope": (("a", "b"), {"a": "g * b * rt.pow_slope(a, b - 1.0)",
-                               "b": "g * a ** (b - 1.0) * (1.0 + b * rt.log_or_zero(a))"},
-                  floats),
-    "cbrt": (("x",), {"x": "g / (3.0 * z * z)"}, floats),
-    "fmod": (("x", "y"), {"x": "g", "y": "-g * np.trunc(x / y)"}, floats),
+    **{helper: entry for row in _SLICE_ROWS for helper, entry in _slice_reductions(row).items()},
+    runtime.log_or_zero: (("a",), {"a": "g / a"}, floats),
+    runtime.pow_slope: (("a", "b"), {"a": "g * b * rt.pow_slope(a, b - 1.0)",
+                                     "b": "g * a ** (b - 1.0) * (1.0 + b * rt.log_or_zero(a))"},
+                        floats),
+    runtime.cbrt: (("x",), {"x": "g / (3.0 * z * z)"}, floats),
+    runtime.fmod: (("x", "y"), {"x": "g", "y": "-g * np.trunc(x / y)"}, floats),
 }
 
 #: The scalar pieces of adjoint templates among ``SLOPES`` (reverse mode goes through
 #: them too: a derivative called inside differentiated code, ``gradient_calls``).
-SCALAR_PIECES = ("log_or_zero", "pow_slope", "cbrt", "fmod")
+SCALAR_PIECES = (runtime.log_or_zero, runtime.pow_slope, runtime.cbrt, runtime.fmod)
 
 #: Pieces of the adjoint templates whose derivative is zero where it exists.
-FLAT = {"sign": (("x",), joined), "heaviside": (("x", "at_zero"), joined),
-        "int_pow": (("a", "b"), _a_number),
-        "range_length": (("start", "stop", "step"), lambda kinds, operands: "int")}
+FLAT = {runtime.sign: (("x",), joined), runtime.heaviside: (("x", "at_zero"), joined),
+        runtime.int_pow: (("a", "b"), _a_number),
+        runtime.range_length: (("start", "stop", "step"), lambda kinds, operands: "int")}
 
-LINEAR_HELPERS = {getattr(runtime, name) for name in LINEAR_IN}
-JOINTLY_LINEAR_HELPERS = {getattr(runtime, name) for name in JOINTLY_LINEAR_IN}
+LINEAR_HELPERS = set(LINEAR_IN)
+JOINTLY_LINEAR_HELPERS = set(JOINTLY_LINEAR_IN)
 #: Every helper function with a rule here (tests check each is used and right).
-HELPERS = LINEAR_HELPERS | JOINTLY_LINEAR_HELPERS | {
-    getattr(runtime, name) for name in (*SLOPES, *FLAT) if hasattr(runtime, name)}
+HELPERS = LINEAR_HELPERS | JOINTLY_LINEAR_HELPERS | set(SLOPES) | set(FLAT)
 
 
 def _register() -> None:
-    for name, (params, linear, kind) in {**LINEAR_IN, **JOINTLY_LINEAR_IN}.items():
-        primitive(getattr(runtime, name), params, dict.fromkeys(linear, BY_REVERSE_PASS),
-                  kind=kind, name=f"rt.{name}")
-    for name, (params, tangent, kind) in SLOPES.items():
+    for helper, (params, linear, kind) in {**LINEAR_IN, **JOINTLY_LINEAR_IN}.items():
+        primitive(helper, params, dict.fromkeys(linear, BY_REVERSE_PASS), kind=kind)
+    for helper, (params, tangent, kind) in SLOPES.items():
         # a scalar piece's 1x1 Jacobian is its own transpose: its tangent is its adjoint
-        adjoints = dict(tangent) if name in SCALAR_PIECES else dict.fromkeys(tangent,
-                                                                            BY_REVERSE_PASS)
-        primitive(getattr(runtime, name), params, adjoints, kind=kind, tangent=tangent,
-                  name=f"rt.{name}", elementwise=name in SCALAR_PIECES)
-    for name, (params, kind) in FLAT.items():
-        if hasattr(runtime, name):
-            primitive(getattr(runtime, name), params, kind=kind, name=f"rt.{name}")
+        scalar = helper in SCALAR_PIECES
+        adjoints = dict(tangent) if scalar else dict.fromkeys(tangent, BY_REVERSE_PASS)
+        primitive(helper, params, adjoints, kind=kind, tangent=tangent, elementwise=scalar)
+    for helper, (params, kind) in FLAT.items():
+        primitive(helper, params, kind=kind)
 
 
 _register()

@@ -17,7 +17,8 @@ module and exactly each one's helpers):
 
 - ``scalar``: ``sign``, ``log_or_zero``, ``pow_slope``, ``cbrt``, ``fmod``, ``fsum``,
   ``int_pow``, ``number_as_float``, ``number_as_int``, ``zero_d_item``, ``astype_int``,
-  ``astype_float``, ``as_float64``, ``run_hook``
+  ``astype_float``, ``as_float64``, ``run_hook``, ``range_length`` (a loop's trip
+  count), ``no_transpose`` (the pullback of a gradient-code helper: raises)
 - ``given``: ``given_cotangents``, ``given_cotangent`` (the cotangents a registered
   kernel gradient or a custom derivative returns, checked against the inputs),
   ``given_tangent`` (the tangent a registered differential returns)
@@ -27,6 +28,8 @@ module and exactly each one's helpers):
 - ``broadcasting``: ``unbroadcast``, ``unbroadcast_to_shape``,
   ``unbroadcast_scalar`` (broadcasting's VJP), ``accumulate_to_shape`` (added into
   a cotangent without temporaries), ``broadcast_tangent`` (broadcasting's JVP)
+- ``directions``: ``batch_like``, ``batch_of`` (the storage of several tangent
+  directions per run, along a leading axis)
 - ``reductions``: for each row of its table ``REDUCTIONS`` (sum, mean, prod, max,
   min, norm), the forms ``<r>_axis[_keepdims]``, ``<r>_all_keepdims`` (``norm_all``)
   and their VJPs ``<r>_vjp_axis[_keepdims]``, ``<r>_vjp_all[_keepdims]`` (``sum_axis``,

@@ -125,13 +125,19 @@ def test_the_globals_the_loss_reads_are_read_at_each_call(client, monkeypatch):
 def compiled_on_the_worker(stem_prefix):
     """(stems loaded, compiled signatures of their fused functions, Numba cache index
     files beside them) in this worker process."""
+    import os
+    from pathlib import Path
+
     from s2s_ad.shipping import _LOADED
 
     found = {}
     for stem, module in _LOADED.items():
         if stem.startswith(stem_prefix) and module._numba is not None:
             fused = module._numba[module.functions[-1]]
-            index = list((module.path.parent / "__pycache__").glob(f"{stem}.*.nbi"))
+            # beside the module, or under NUMBA_CACHE_DIR where that is set (as .ci/run does)
+            cache = os.environ.get("NUMBA_CACHE_DIR")
+            index = list(Path(cache).rglob(f"{stem}.*.nbi")) if cache else \
+                list((module.path.parent / "__pycache__").glob(f"{stem}.*.nbi"))
             found[stem] = (len(fused.signatures), bool(index))
     return found
 

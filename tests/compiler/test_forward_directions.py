@@ -1,7 +1,8 @@
 """Several tangent directions per run (issue 24): ``jvp_directions`` carries ``k``
 directions along a leading axis through one run, and each direction's tangent equals
 ``ad.jvp`` along it alone (to 1e-12 relative: the same expressions, in the same order),
-on every case of both catalogues on the Python path and on a sample with Numba. Where
+on every case of both catalogues on the Python path and every seventh with Numba (the
+slow tier; the default run takes every fourth case and two with Numba). Where
 the directions form is refused (a list of tangents read as a whole), the refusal is
 located.
 """
@@ -25,7 +26,8 @@ from s2s_ad.testing import fresh_copies
 CASES = [c for c in (*SCALAR_CASES, *ARRAY_CASES)
          if any(isinstance(a, float) or (isinstance(a, np.ndarray) and a.dtype.kind == "f")
                 for a in c.args)]
-NUMBA_SAMPLE = CASES[::29]
+SAMPLE = CASES[::4]  # the default run; every case in the slow tier
+NUMBA_SAMPLE = CASES[::58]
 K = 3
 
 
@@ -62,13 +64,25 @@ def _check(case, jit: bool) -> None:
                 np.testing.assert_allclose(a, b, rtol=0.0, atol=1e-12 * scale + 1e-300)
 
 
-@pytest.mark.parametrize("case", CASES, ids=[c.name for c in CASES])
+@pytest.mark.parametrize("case", SAMPLE, ids=[c.name for c in SAMPLE])
 def test_each_direction_equals_its_own_jvp(case):
+    _check(case, False)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("case", CASES, ids=[c.name for c in CASES])
+def test_each_direction_equals_its_own_jvp_on_every_case(case):
     _check(case, False)
 
 
 @pytest.mark.parametrize("case", NUMBA_SAMPLE, ids=[c.name for c in NUMBA_SAMPLE])
 def test_each_direction_equals_its_own_jvp_with_numba(case):
+    _check(case, True)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("case", CASES[::7], ids=[c.name for c in CASES[::7]])
+def test_each_direction_equals_its_own_jvp_with_numba_slow(case):
     _check(case, True)
 
 

@@ -3,7 +3,8 @@ scalar and the array catalogues (Python path), the Jacobian built a column at a 
 ``jvp`` equals the one built a row at a time by the pullback to 1e-10 relative to the
 largest entry (1e-5 for float32 arguments), and ``mode="auto"`` equals both. Each mode
 on its own is checked against finite differences by ``test_forward_mode.py`` and the
-gradient tests; here they must agree entry by entry.
+gradient tests; here they must agree entry by entry (every third case in the default
+run, all in the slow tier).
 """
 
 from __future__ import annotations
@@ -29,7 +30,9 @@ def _blocks(result) -> list[np.ndarray]:
             for b in (result if isinstance(result, tuple) else (result,))]
 
 
-@pytest.mark.parametrize("case", CASES, ids=[c.name for c in CASES])
+@pytest.mark.parametrize("case", [pytest.param(c, marks=() if k % 3 == 0 else pytest.mark.slow)
+                                  for k, c in enumerate(CASES)],
+                         ids=[c.name for c in CASES])
 def test_the_three_modes_give_one_jacobian(case):
     value = case.fn(*fresh_copies(case.args))
     if isinstance(value, tuple | list) or np.size(value) == 0:

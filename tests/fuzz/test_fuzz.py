@@ -1,14 +1,14 @@
 """The gradient fuzzer as a test: random programs with colliding names, checked by the oracle.
 
 ``S2S_AD_FUZZ_N`` programs (default 300) on the Python path and
-``S2S_AD_FUZZ_JIT`` (default 30) of them also on the Numba path, from a fixed
+``S2S_AD_FUZZ_JIT`` (default 15) of them also on the Numba path, from a fixed
 seed (``S2S_AD_FUZZ_SEED``, default 1), so every run checks the same programs.
 The test fails listing every WRONG and CRASH program (source, arguments,
 expected, got); REFUSED (``NonDifferentiableError``) and SKIP (no smooth
 evaluation point) are fine. See ``run_fuzz.py`` for a report with
 renaming and shrinking, and ``README.md``.
 
-Round 4 adds ``S2S_AD_FUZZ_STRUCT_N`` structure programs (default 100; dataclasses,
+Round 4 adds ``S2S_AD_FUZZ_STRUCT_N`` structure programs (default 60; dataclasses,
 dicts and named tuples, ``struct_programs.py``) on the Python path and
 ``S2S_AD_FUZZ_STRUCT_JIT`` (default 10) on the Numba path, checked by
 ``struct_oracle.py``; there a refusal must also name its line.
@@ -43,9 +43,9 @@ from struct_oracle import check_struct_program  # noqa: E402
 from struct_programs import struct_program_from_seed  # noqa: E402
 
 N = int(os.environ.get("S2S_AD_FUZZ_N", "300"))
-N_JIT = int(os.environ.get("S2S_AD_FUZZ_JIT", "30"))
+N_JIT = int(os.environ.get("S2S_AD_FUZZ_JIT", "15"))
 SEED = int(os.environ.get("S2S_AD_FUZZ_SEED", "1"))
-STRUCT_N = int(os.environ.get("S2S_AD_FUZZ_STRUCT_N", "100"))
+STRUCT_N = int(os.environ.get("S2S_AD_FUZZ_STRUCT_N", "60"))
 STRUCT_JIT = int(os.environ.get("S2S_AD_FUZZ_STRUCT_JIT", "10"))
 R5_FAMILIES = tuple(f for f in os.environ.get("S2S_AD_FUZZ_R5_FAMILIES", ",".join(FAMILIES))
                     .split(",") if f)

@@ -32,6 +32,7 @@ from s2s_ad.rules.registry import (
     unregister,
 )
 from s2s_ad.rules.result_kinds import floats
+from s2s_ad.rules.runtime_rules import HELPERS
 from s2s_ad.testing import check_grads
 
 # emitted names that are not the object's own: List() is how Numba spells a typed list,
@@ -87,8 +88,13 @@ def test_views_are_the_rules_that_say_so():
     assert not any(returns_view(f) for f in (np.copy, np.sum, np.sin, None))
 
 
-def test_the_tangent_slot_is_empty_until_forward_mode():
-    assert all(rule.tangent is None for _, _, rule in all_rules())
+def test_only_the_gradient_code_helpers_fill_the_tangent_slot():
+    """Forward mode reads a tangent template from the slot only for the helpers of
+    generated gradient code (``runtime_rules.SLOPES``); the tables of users' functions
+    say how a tangent goes through them by other means (``tangent_rules``)."""
+    from s2s_ad.rules.runtime_rules import SLOPES
+
+    assert {obj for obj, _, rule in all_rules() if rule.tangent is not None} == set(SLOPES)
 
 
 def test_a_misspelt_runtime_helper_fails_when_registered():
@@ -136,13 +142,17 @@ def test_every_runtime_helper_named_in_the_compiler_or_rules_exists():
 def test_list_rules_carry_their_reverse_step():
     """The pullbacks of growing lists are builders of reverse-pass statements, held by
     their rules (set by compiler/reverse/lists.py), not placeholders beside a table."""
-    from s2s_ad.compiler.reverse import lists
+    from s2s_ad.compiler.reverse import gradient_code, lists
 
     by_pass = {obj for obj, _, rule in _calls()
                if BY_REVERSE_PASS in rule.adjoints.values()}
     built = {obj: rule.reverse for obj, _, rule in _calls() if rule.reverse is not None}
-    assert by_pass == set(built) == {runtime.appended, runtime.list_array}
-    assert built == {runtime.appended: lists.append_item, runtime.list_array: lists.as_array}
+    assert by_pass == set(built)
+    lists_built = {obj: b for obj, b in built.items() if b is not gradient_code.no_transpose}
+    assert lists_built == {runtime.appended: lists.append_item,
+                           runtime.list_array: lists.as_array}
+    # the helpers of gradient code forward mode reads again: their pullback raises
+    assert set(built) - set(lists_built) <= HELPERS
     assert all(set(rule.adjoints.values()) == {BY_REVERSE_PASS}
                for obj, _, rule in _calls() if obj in built)
 
