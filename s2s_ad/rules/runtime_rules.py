@@ -20,7 +20,6 @@ raises, and the entry points of reverse mode refuse generated code before anythi
 runs.
 
 >>> from s2s_ad import runtime
-from s2s_ad.runtime import reductions
 >>> from s2s_ad.rules import lookup
 >>> lookup(runtime.accumulate, 2).params
 ('cotangent', 'contribution')
