@@ -1,6 +1,6 @@
 """The gradient fuzzer as a test: random programs with colliding names, checked by the oracle.
 
-``S2S_AD_FUZZ_N`` programs (default 300) on the Python path and
+``S2S_AD_FUZZ_N`` programs (default 200) on the Python path and
 ``S2S_AD_FUZZ_JIT`` (default 15) of them also on the Numba path, from a fixed
 seed (``S2S_AD_FUZZ_SEED``, default 1), so every run checks the same programs.
 The test fails listing every WRONG and CRASH program (source, arguments,
@@ -42,7 +42,7 @@ from round5_programs import (  # noqa: E402
 from struct_oracle import check_struct_program  # noqa: E402
 from struct_programs import struct_program_from_seed  # noqa: E402
 
-N = int(os.environ.get("S2S_AD_FUZZ_N", "300"))
+N = int(os.environ.get("S2S_AD_FUZZ_N", "200"))
 N_JIT = int(os.environ.get("S2S_AD_FUZZ_JIT", "15"))
 SEED = int(os.environ.get("S2S_AD_FUZZ_SEED", "1"))
 STRUCT_N = int(os.environ.get("S2S_AD_FUZZ_STRUCT_N", "60"))
