@@ -5,6 +5,8 @@ dimensions; a value is saved once per block. Each shape of loop (range, nested,
 while), each dtype and each size pattern is checked against finite differences on
 both paths."""
 
+import math
+
 import numpy as np
 import pytest
 
@@ -116,3 +118,36 @@ def test_a_second_pullback_call_reads_the_same_blocks(jit):
     first, second = pullback(1.0), pullback(1.0)
     assert np.array_equal(first[0], second[0]) and first[1] == second[1]
     assert np.abs(first[0]).max() > 0.0
+
+
+# ---- a statement that overwrites an operand its adjoint reads beside the result --------
+def radius_rebound(angle, radius):
+    radius = math.hypot(angle, radius)  # d/dradius reads the old radius and the new one
+    return 2.0 * radius
+
+
+def power_rebound(exponent, base):
+    base = base ** exponent
+    return base * exponent
+
+
+def spread_rebound(shift, widths):
+    widths = np.hypot(shift, widths)
+    return np.sum(widths * widths)
+
+
+def angle_rebound(north, east):
+    east = math.atan2(north, east) + math.hypot(east, north)
+    return east * north
+
+
+@pytest.mark.parametrize("fn, args", [
+    (radius_rebound, (0.566731, 1.268511)),
+    (radius_rebound, (0.566731, -1.268511)),
+    (power_rebound, (0.7, 1.3)),
+    (spread_rebound, (0.4, np.array([0.5, -1.5, 2.0]))),
+    (angle_rebound, (0.3, -0.8)),
+], ids=["hypot", "hypot-negative", "pow", "np.hypot", "atan2-hypot"])
+def test_an_operand_overwritten_by_the_result_is_saved_before_it(fn, args):
+    # the fuzzer's forward mode found hypot's d/dy read the new y for the old one
+    check_grads(fn, *args)

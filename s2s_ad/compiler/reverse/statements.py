@@ -110,6 +110,12 @@ def apply_rule(cx: Context, s: gast.Assign, target: str, prim: Primitive, where:
             saved[("shape",) + key] = saving.keep_shape(cx, atom, where, before, pops)
         return saved[("shape",) + key]
 
+    if isinstance(prim, RuleOp):  # operands before the result: y = f(x, y) reads both y's
+        needed = set().union(*(prim.rule.needs(prim.rule.params[pos])
+                               for pos, atom in prim.differentiable_operands()
+                               if cx.active(atom) and not _concatenation(cx, prim)))
+        for tname in sorted(needed - {"z"}) + sorted(needed & {"z"}):
+            value_of(tname)
     for pos, atom in prim.differentiable_operands():
         if not cx.active(atom):
             continue
