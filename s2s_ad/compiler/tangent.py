@@ -275,6 +275,15 @@ class TangentPass:
                              else self.zero_like(a, self.cx.kind(a)) for a in prim.operands])
         if isinstance(prim, Index):
             return self.item_read(s, prim)
+        if isinstance(prim, RuleOp) and prim.rule.emit == "+" and all(
+                isinstance(self.cx.kind(a), tuple) for a in prim.operands):
+            # t + s of tuples: the tangents side by side, a zero for each item of one
+            # without (the items must stay where the tuple has them)
+            if not any(self.carries(a) for a in prim.operands):
+                return None
+            left, right = (load(self.tangent(a.id)) if self.carries(a) else
+                           self.zero_like(a, self.cx.kind(a)) for a in prim.operands)
+            return binop(left, gast.Add(), right)
         if isinstance(prim, RuleOp):
             return self.rule_tangent(s, result, prim)
         if isinstance(prim, KernelCall):

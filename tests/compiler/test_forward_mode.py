@@ -211,3 +211,22 @@ def test_growing_lists_carry_a_tangent_list_beside_them(jit):
                                          1e-6, 1.0)
     assert value == collect(0.5, weights)
     assert tangent == pytest.approx(estimate, rel=1e-8)
+
+
+# ---- tuples joined by + ------------------------------------------------------------------
+def joined_readings(gain, offset):
+    readings = (0.5,) + (gain, offset * gain)
+    more = (gain * gain, 2.0) + readings
+    return readings[1] * more[0] + readings[-3] + more[3] * more[1]
+
+
+@pytest.mark.parametrize("jit", [False, True])
+def test_the_tangent_of_joined_tuples_keeps_each_item_in_place(jit):
+    # an operand without a tangent used to drop out of the joined tangent, shifting the
+    # items after it (a wrong tangent at a positive index, an IndexError at a negative)
+    f = ad.differentiable(joined_readings, jit=jit)
+    for direction in ((1.0, 0.0), (0.0, 1.0), (0.3, -0.7)):
+        _, tangent = ad.jvp(f, (1.3, 0.4), direction)
+        estimate, rounding = directional_difference(joined_readings, (1.3, 0.4),
+                                                    dict(enumerate(direction)), 1e-6)
+        assert tangent == pytest.approx(estimate, rel=1e-7, abs=1e-9 + 10 * rounding)
