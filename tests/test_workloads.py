@@ -33,6 +33,7 @@ def gmm_differentiable(jit):
     return ad.differentiable(gmm_objective, wrt=GMM_WRT, jit=jit)
 
 
+@pytest.mark.slow  # a full-size compile; the default run checks the GMM at small sizes
 def test_gmm_full_size_compiles_and_matches_finite_differences():
     args = gmm_data(n=1000)
     df = gmm_differentiable(True)

@@ -656,7 +656,7 @@ COMMON_SETTINGS = dict(
 )
 
 
-@settings(max_examples=120, **COMMON_SETTINGS)
+@settings(max_examples=60, **COMMON_SETTINGS)
 @given(program=programs())
 def test_python_gradient_matches_finite_differences(program, ad, program_dir):
     reference = reference_or_skip(program)

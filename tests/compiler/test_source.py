@@ -127,7 +127,7 @@ def test_pullback_of_straight_line_code():
     expected = expect(
         """
         def straight_line_pullback(residuals, d_value):
-            x, y, sin_x = residuals
+            x, sin_x, y = residuals
             # cotangents start at zero
             d_sin_x = 0.0
             d_x = 0.0
@@ -160,7 +160,7 @@ def test_pullback_of_a_branch_replays_the_recorded_decision():
     expected = expect(
         """
         def branch_pullback(residuals, d_value):
-            y, x, x_gt_0 = residuals
+            x, y, x_gt_0 = residuals
             # cotangents start at zero
             d_z = 0.0
             d_x = 0.0
@@ -286,7 +286,7 @@ def test_pullback_of_the_callee():
     expected = expect(
         """
         def helper_pullback(residuals, d_value):
-            b, a, exp_a = residuals
+            a, b, exp_a = residuals
             # cotangents start at zero
             d_a_mul_b = 0.0
             d_a = 0.0

@@ -231,6 +231,7 @@ def sum_of_squares(model, x):
     return np.sum(model(x) ** 2)
 
 
+@pytest.mark.slow  # compiles a model twice (kept and discarded)
 def test_discarding_a_dense_layer_keeps_less_and_gives_the_same_gradient():
     first = nn.Dense.init(3, 50, activation=nn.tanh, seed=0, dtype=np.float64)
     second = nn.Dense.init(50, 2, seed=1, dtype=np.float64)

@@ -13,10 +13,10 @@ def f_forward(x, y):
     # line 2: return math.sin(x) * y
     sin_x = math.sin(x)
     result = sin_x * y
-    return (result, (x, y, sin_x))
+    return (result, (x, sin_x, y))
 >>> print(ad.source(f, 1.0, 2.0, stage="pullback"))
 def f_pullback(residuals, d_value):
-    x, y, sin_x = residuals
+    x, sin_x, y = residuals
     # cotangents start at zero
     d_sin_x = 0.0
     d_x = 0.0
