@@ -136,8 +136,31 @@ def function_source(fdef: gast.FunctionDef, filename: str, adjoint: bool = False
     body = comments.annotate(fdef.body, True)  # a pullback starts with its adjoint comments
     node = function_node(fdef.name, fdef.args, body)
     tree = _SignedConstants().visit(gast.gast_to_ast(module([node])))
+    _fill_empty_blocks(tree)
     ast.fix_missing_locations(tree)
     return comments.render(ast.unparse(tree))
+
+
+def _fill_empty_blocks(tree: ast.AST) -> None:
+    """``pass`` in every block that holds nothing but comments (or nothing): a branch or
+    loop whose statements all went (``if x: pass`` in the user's code, a loop that only
+    counts) must still be a block once the comments are rendered."""
+    for node in ast.walk(tree):
+        for field in ("body", "orelse"):
+            block = getattr(node, field, None)
+            if not isinstance(block, list) or isinstance(node, ast.Module):
+                continue
+            if field == "orelse" and not block:
+                continue
+            if all(_is_comment(statement) for statement in block):
+                block.append(ast.Pass())
+
+
+def _is_comment(statement: ast.stmt) -> bool:
+    """A comment's placeholder (see ``_Comments``)."""
+    return isinstance(statement, ast.Expr) and isinstance(statement.value, ast.Constant) and \
+        isinstance(statement.value.value, str) and \
+        statement.value.value.startswith("__s2s_comment_")
 
 
 def module_source(name: str, origin: str, filename: str, functions: list[tuple],

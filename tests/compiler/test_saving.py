@@ -151,3 +151,23 @@ def angle_rebound(north, east):
 def test_an_operand_overwritten_by_the_result_is_saved_before_it(fn, args):
     # the fuzzer's forward mode found hypot's d/dy read the new y for the old one
     check_grads(fn, *args)
+
+
+def idle_branches(gain, level):
+    if gain > 0:
+        pass
+    else:
+        level = level * 2.0
+    for _ in range(2):
+        pass
+    while False:
+        pass
+    return gain * level
+
+
+@pytest.mark.parametrize("gain", [1.0, -1.0])
+def test_a_branch_or_loop_left_empty_still_makes_a_block(gain):
+    # `if x: pass` printed `if x:` and nothing after it (an IndentationError when loaded)
+    check_grads(idle_branches, gain, 2.0)
+    _, tangent = ad.jvp(idle_branches, (gain, 2.0), (1.0, 0.0))
+    assert tangent == pytest.approx(2.0 if gain > 0 else 4.0)

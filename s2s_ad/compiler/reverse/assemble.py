@@ -39,6 +39,7 @@ from s2s_ad.compiler.syntax.builders import (
     const,
     function_def,
     load,
+    pass_stmt,
     return_stmt,
     store,
     store_item,
@@ -161,7 +162,7 @@ def _primal(cx: Context, s: gast.stmt) -> gast.stmt:
         return calls.primal_stmt(cx, s)
     if isinstance(s, gast.If | gast.For | gast.While):
         node = copy.copy(s)
-        node.body = [_primal(cx, b) for b in s.body]
+        node.body = [_primal(cx, b) for b in s.body] or [pass_stmt()]  # (if x: pass)
         if hasattr(s, "orelse"):
             node.orelse = [_primal(cx, b) for b in s.orelse]
         return node
