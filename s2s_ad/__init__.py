@@ -51,6 +51,7 @@ from .markers import (
     with_derivative,
     without_derivative,
 )
+from .runtime.threads import prange
 from .structures import map_leaves, move, no_derivative, zero_tangent
 
 __all__ = [
@@ -76,6 +77,7 @@ __all__ = [
     "map_leaves",
     "move",
     "no_derivative",
+    "prange",
     "pullback",
     "recompute_in_pullback",
     "source",

@@ -57,7 +57,7 @@ class DifferentiableFunction:
     """
 
     def __init__(self, fn: Callable, wrt: Iterable[str] | None = None,
-                 jit: JitOption = "auto"):
+                 jit: JitOption = "auto", parallel: bool = False):
         if isinstance(fn, DifferentiableFunction):
             fn = fn.fn
         if isinstance(fn, RecomputedFunction):  # at the top level there is nothing to keep
@@ -68,6 +68,7 @@ class DifferentiableFunction:
         self.__s2s_ad_wraps__ = fn  # what differentiated code calling it differentiates
         self.wrt = tuple(wrt) if wrt is not None else None
         self.jit = jit
+        self.parallel = bool(parallel)  # prange loops run in parallel
         self.status: dict[str, tuple[str, str]] = {}
         self.last: Transform | None = None
         # key -> (transform, callable, global types, its hold(), written positions,
@@ -169,7 +170,7 @@ class DifferentiableFunction:
         if custom_derivative(self.fn) is not None or \
                 custom_derivative(self.fn, "forward") is not None:
             target = calling_wrapper(self.fn, parsed_function(source_function(self.fn)))
-        t = transform(target, kinds, positions, dtype)
+        t = transform(target, kinds, positions, dtype, self.parallel)
         t.warn_zero_derivatives()
         self.last = t
         return t
@@ -318,16 +319,20 @@ def deferred_errors() -> Iterator[None]:
         _defer_errors = saved
 
 
-def as_differentiable(f: Callable, wrt: Iterable[str | int] | str | int | None = None
-                      ) -> DifferentiableFunction:
+def as_differentiable(f: Callable, wrt: Iterable[str | int] | str | int | None = None,
+                      parallel: bool | None = None) -> DifferentiableFunction:
     """``f`` as a :class:`DifferentiableFunction`; with ``wrt`` (names or positions
-    of parameters), one that differentiates those (``f``'s other options kept)."""
-    if wrt is not None:
-        wrt = (wrt,) if isinstance(wrt, str | int) else tuple(wrt)
+    of parameters), one that differentiates those, with ``parallel``, one whose
+    ``prange`` loops run in parallel or not (``f``'s other options kept)."""
+    own = f.parallel if isinstance(f, DifferentiableFunction) else False
+    if wrt is not None or (parallel is not None and parallel != own):
+        wrt = (wrt,) if isinstance(wrt, str | int) else wrt
+        wrt = tuple(wrt) if wrt is not None else getattr(f, "wrt", None)
         jit = f.jit if isinstance(f, DifferentiableFunction) else "auto"
-        key = (f, wrt, jit)
+        parallel = own if parallel is None else bool(parallel)
+        key = (f, wrt, jit, parallel)
         if key not in _wrappers:
-            _wrappers[key] = DifferentiableFunction(f, wrt=wrt, jit=jit)
+            _wrappers[key] = DifferentiableFunction(f, wrt=wrt, jit=jit, parallel=parallel)
         return _wrappers[key]
     if isinstance(f, DifferentiableFunction):
         return f
@@ -337,12 +342,13 @@ def as_differentiable(f: Callable, wrt: Iterable[str | int] | str | int | None =
 
 
 def differentiable(fn: Callable | None = None, *, wrt: Iterable[str] | None = None,
-                   jit: JitOption = "auto") -> Any:
+                   jit: JitOption = "auto", parallel: bool = False) -> Any:
     """Mark ``fn`` differentiable; usable bare, with options, or as a call.
 
     ``wrt`` names the differentiated parameters (default: every float
     argument); ``jit`` is ``"auto"`` (Numba where it can, Python otherwise),
-    ``True`` (Numba or an error) or ``False`` (never compile).
+    ``True`` (Numba or an error) or ``False`` (never compile); ``parallel=True``
+    runs ``prange`` loops in parallel (Numba's ``parallel=True``).
 
     >>> @differentiable
     ... def square(x):
@@ -351,8 +357,8 @@ def differentiable(fn: Callable | None = None, *, wrt: Iterable[str] | None = No
     6.0
     """
     if fn is None:
-        return lambda f: DifferentiableFunction(f, wrt=wrt, jit=jit)
-    return DifferentiableFunction(fn, wrt=wrt, jit=jit)
+        return lambda f: DifferentiableFunction(f, wrt=wrt, jit=jit, parallel=parallel)
+    return DifferentiableFunction(fn, wrt=wrt, jit=jit, parallel=parallel)
 
 
 def _grads(t: Transform, raw: tuple, args: tuple) -> Any:
@@ -372,16 +378,18 @@ def _scalar_result(t: Transform) -> None:
 Wrt = Iterable[str | int] | str | int | None
 
 
-def value_and_gradient(f: Callable, wrt: Wrt = None) -> Callable:
+def value_and_gradient(f: Callable, wrt: Wrt = None, *, parallel: bool | None = None
+                       ) -> Callable:
     """``f`` -> a function returning ``(value, gradient)`` in one fused call;
-    ``wrt`` names the parameters (or their positions) to differentiate.
+    ``wrt`` names the parameters (or their positions) to differentiate;
+    ``parallel=True`` runs ``prange`` loops in parallel.
 
     >>> value_and_gradient(lambda x: x * x)(3.0)
     (9.0, 6.0)
     >>> value_and_gradient(lambda x, y: x * y, wrt="y")(3.0, 2.0)
     (6.0, 3.0)
     """
-    df = as_differentiable(f, wrt)
+    df = as_differentiable(f, wrt, parallel)
     fast = df.fast_path("value_and_gradient")
 
     def value_and_gradient_of(*args: Any, **kwargs: Any) -> tuple[Any, Any]:
@@ -411,9 +419,10 @@ def _value_and_gradient(df: DifferentiableFunction, kind: str, args: tuple,
     return result
 
 
-def gradient(f: Callable, wrt: Wrt = None) -> Callable:
+def gradient(f: Callable, wrt: Wrt = None, *, parallel: bool | None = None) -> Callable:
     """``f`` -> its gradient: bare for one differentiated parameter, else a tuple;
-    ``wrt`` as in :func:`value_and_gradient` (``jax.grad``'s ``argnums``).
+    ``wrt`` and ``parallel`` as in :func:`value_and_gradient` (``wrt``: ``jax.grad``'s
+    ``argnums``).
 
     >>> gradient(lambda x, y: x * y)(2.0, 3.0)
     (3.0, 2.0)
@@ -422,7 +431,7 @@ def gradient(f: Callable, wrt: Wrt = None) -> Callable:
     """
     if isinstance(f, GradientOf):  # a second derivative: forward over reverse
         return GradientOf.differentiated(f, wrt)
-    df = as_differentiable(f, wrt)
+    df = as_differentiable(f, wrt, parallel)
     fast = df.fast_path("gradient")
 
     def gradient_of(*args: Any, **kwargs: Any) -> Any:
@@ -436,7 +445,7 @@ def gradient(f: Callable, wrt: Wrt = None) -> Callable:
 
 
 def value_with_pullback(f: Callable, *args: Any, wrt: Wrt = None,
-                        **kwargs: Any) -> tuple[Any, Callable]:
+                        parallel: bool | None = None, **kwargs: Any) -> tuple[Any, Callable]:
     """Run ``f`` forward once at ``args`` (and keyword arguments); return its value
     and its pullback, which differentiates ``wrt`` (default: every float argument).
 
@@ -444,7 +453,7 @@ def value_with_pullback(f: Callable, *args: Any, wrt: Wrt = None,
     >>> pb(1.0)
     6.0
     """
-    df = as_differentiable(f, wrt)
+    df = as_differentiable(f, wrt, parallel)
     args, defaulted = df.bind(args, kwargs)
     t, forward, global_values = df.entry("forward", args, defaulted)
     check_integers(df, t, args)
@@ -471,8 +480,9 @@ def value_with_pullback(f: Callable, *args: Any, wrt: Wrt = None,
     return value, pullback_of
 
 
-def pullback(f: Callable, *args: Any, wrt: Wrt = None, **kwargs: Any) -> Callable:
+def pullback(f: Callable, *args: Any, wrt: Wrt = None, parallel: bool | None = None,
+             **kwargs: Any) -> Callable:
     """The pullback of ``f`` at ``args`` (``value_with_pullback`` without the value)."""
-    return value_with_pullback(f, *args, wrt=wrt, **kwargs)[1]
+    return value_with_pullback(f, *args, wrt=wrt, parallel=parallel, **kwargs)[1]
 
 

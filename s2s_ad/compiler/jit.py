@@ -146,6 +146,7 @@ class GeneratedModule:
         self._bind_numba = bind_numba
         self._python: dict[str, Any] | None = None
         self._numba: dict[str, Any] | None = None
+        self.parallel = "rt.prange(" in source  # parallel loops: Numba's parallel=True
         self.failures: dict[tuple[str, tuple], str] = {}
 
     def _load(self, extra: dict[str, Any], register: bool = False) -> dict[str, Any]:
@@ -180,7 +181,7 @@ class GeneratedModule:
                             register=True)
             ns["math"] = checked_math  # CPython's math domain errors (log(-1.0))
             for fn in self.functions:
-                ns[fn] = numba.njit(cache=True)(ns[fn])
+                ns[fn] = numba.njit(cache=True, parallel=self.parallel)(ns[fn])
             self._numba = ns
         return self._numba[name]
 

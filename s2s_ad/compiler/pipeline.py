@@ -236,10 +236,11 @@ class Transform:
 
 
 def run_stages(parsed: ParsedFunction, arg_kinds: list[Kind], wrt_positions: list[int],
-               float_dtype: str, linker: Linker, normal: NormalFunction | None = None
-               ) -> Transform:
+               float_dtype: str, linker: Linker, normal: NormalFunction | None = None,
+               parallel: bool = False) -> Transform:
     """Every stage after parsing, for arguments of ``arg_kinds`` (``normal``: the
-    normalized function when it was just made, unused yet).
+    normalized function when it was just made, unused yet); with ``parallel``,
+    its ``prange`` loops run in parallel.
 
     ``linker(callee, kinds, primal_only)`` transforms a called Python function.
     """
@@ -253,14 +254,14 @@ def run_stages(parsed: ParsedFunction, arg_kinds: list[Kind], wrt_positions: lis
     outputs.keep("anf", normal.node)
     try:
         return _later_stages(parsed, normal, arg_kinds, wrt_positions, float_dtype, linker,
-                             outputs)
+                             outputs, parallel)
     except NonDifferentiableError as exc:
         raise in_user_names(exc, normal.namer) from None
 
 
 def _later_stages(parsed: ParsedFunction, normal: NormalFunction, arg_kinds: list[Kind],
                   wrt_positions: list[int], float_dtype: str, linker: Linker,
-                  outputs: StageOutputs) -> Transform:
+                  outputs: StageOutputs, parallel: bool) -> Transform:
     passes = _KindsPasses(normal, arg_kinds, linker, outputs)
     passes.versions()
     passes.structures()
@@ -273,7 +274,7 @@ def _later_stages(parsed: ParsedFunction, normal: NormalFunction, arg_kinds: lis
                   result_kind=result_kind(normal.node, kinds), outputs=outputs)
     t.zero_derivatives = zero_derivatives(normal.node, wrt, kinds, parsed.name)
     outputs.keep("activity", normal.node, _activity_lines(t))
-    t.generated = reverse(normal, kinds, activity, wrt, float_dtype, linker)
+    t.generated = reverse(normal, kinds, activity, wrt, float_dtype, linker, parallel)
     t.structured = any(map(holds_structure_kind, arg_kinds))
     t.structured_result = holds_structure_kind(t.result_kind)
     t.structured_globals = any(is_structure(read.value()) for read in t.generated.hidden)

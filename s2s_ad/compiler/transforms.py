@@ -55,17 +55,19 @@ def parsed_function(target: Any) -> ParsedFunction:
 
 
 def transform(target: Any, arg_kinds: list[Kind], wrt_positions: list[int],
-              float_dtype: str = "np.float64") -> Transform:
-    """Run every stage on ``target`` for arguments of ``arg_kinds`` (cached)."""
+              float_dtype: str = "np.float64", parallel: bool = False) -> Transform:
+    """Run every stage on ``target`` for arguments of ``arg_kinds`` (cached); with
+    ``parallel``, its ``prange`` loops run in parallel (the functions it calls do not)."""
     with _lock:
-        return _transform(target, arg_kinds, wrt_positions, float_dtype)
+        return _transform(target, arg_kinds, wrt_positions, float_dtype, parallel)
 
 
 def _transform(target: Any, arg_kinds: list[Kind], wrt_positions: list[int],
-               float_dtype: str) -> Transform:
+               float_dtype: str, parallel: bool = False) -> Transform:
     parsed = parsed_function(target)
     global_kinds, fresh = _global_kinds(parsed)
-    key = (id(parsed), tuple(arg_kinds), tuple(wrt_positions), float_dtype, global_kinds)
+    key = (id(parsed), tuple(arg_kinds), tuple(wrt_positions), float_dtype, global_kinds,
+           parallel)
     kept = _transforms.setdefault(key, [])
     for t in kept:
         if t.current():
@@ -84,7 +86,7 @@ def _transform(target: Any, arg_kinds: list[Kind], wrt_positions: list[int],
                 normal, normalize_reads = fresh
                 reads.include(normalize_reads)
             result = run_stages(parsed, arg_kinds, wrt_positions, float_dtype,
-                                _linker(parsed, float_dtype), normal)
+                                _linker(parsed, float_dtype), normal, parallel)
     finally:
         del _in_progress[parsed.key]
     result.dependencies = reads.dependencies()

@@ -75,6 +75,8 @@ module and exactly each one's helpers):
 - ``tuples``: ``add_at`` (the cotangent of ``t[i]``), ``plus`` (cotangents added item by
   item), ``sum_items``, ``fill_like``, ``at_max``, ``at_min`` (of Python's sum, max and
   min of a tuple)
+- ``threads``: ``prange`` (Numba's), ``chunk_count`` (the chunks a parallel loop's
+  pullback runs in, one per thread)
 - private: ``matrices`` (pieces the matrix helpers share), ``reduction_kernels`` (each
   reduction's Numba kernels and NumPy VJP rules), ``axes`` (axis normalisation and
   shape tuples, both paths),
@@ -169,4 +171,5 @@ from .scipy_linalg import *  # noqa: F403
 from .shapes import *  # noqa: F403
 from .special import *  # noqa: F403
 from .tapes import *  # noqa: F403
+from .threads import *  # noqa: F403
 from .tuples import *  # noqa: F403

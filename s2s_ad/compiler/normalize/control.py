@@ -59,6 +59,12 @@ def _contains(stmts: list[gast.stmt], kinds: tuple[type, ...], through_loops: bo
     return False
 
 
+def breaks_out(stmts: list[gast.stmt]) -> bool:
+    """Whether a ``break`` in ``stmts`` (through branches, not inner loops) leaves the
+    loop whose body they are (after desugaring, how ``break`` and ``return`` leave)."""
+    return _contains(stmts, (gast.Break,), through_loops=False)
+
+
 def _can_fall_off(stmts: list[gast.stmt]) -> bool:
     if not stmts:
         return True

@@ -24,10 +24,11 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import gast
+import numba
 
 from s2s_ad.compiler.ir import GlobalRead, LocalFunction, ParsedFunction
 from s2s_ad.compiler.normalize.arguments import copy_in_and_back, localize
-from s2s_ad.compiler.normalize.control import desugar_control
+from s2s_ad.compiler.normalize.control import breaks_out, desugar_control
 from s2s_ad.compiler.normalize.expressions import atom_word, is_atom
 from s2s_ad.compiler.normalize.gradient_code import adds_into_slice
 from s2s_ad.compiler.normalize.growing import COMPREHENSIONS, ListNormalizer, list_names
@@ -37,6 +38,7 @@ from s2s_ad.compiler.syntax.annotations import (
     copy_annos,
     line_of,
     mark_in_place,
+    mark_parallel,
     set_callee,
     set_line,
 )
@@ -255,8 +257,9 @@ class _Normalizer(ListNormalizer):
 
     def stmt_For(self, s: gast.For) -> None:
         it = s.iter
-        if not (isinstance(it, gast.Call) and (callee_of(it) is range
-                                               or self._is_range(it.func))):
+        parallel = isinstance(it, gast.Call) and self._resolves_to(it.func, numba.prange)
+        if not (isinstance(it, gast.Call) and (callee_of(it) is range or parallel
+                                               or self._resolves_to(it.func, range))):
             self.indexed_loop(s)
             return
         if not isinstance(s.target, gast.Name):
@@ -267,6 +270,11 @@ class _Normalizer(ListNormalizer):
         rng = call_node(load("range"), args)
         set_callee(rng, range)
         node = for_stmt(store(s.target.id), rng, self.block(s.body))
+        if parallel and breaks_out(node.body):
+            raise self.error(s, "break or return cannot leave a parallel (prange) loop",
+                             "every iteration of a prange loop runs; or loop with range")
+        if parallel:
+            mark_parallel(node)
         self.emit(node, s)
 
     def indexed_loop(self, s: gast.For) -> None:
@@ -328,9 +336,9 @@ class _Normalizer(ListNormalizer):
         return len(values) == len(stores) == 1 and isinstance(values[0], gast.Tuple) \
             and not values[0].elts
 
-    def _is_range(self, func: gast.expr) -> bool:
+    def _resolves_to(self, func: gast.expr, obj: Any) -> bool:
         try:
-            return self.resolve(func) is range
+            return self.resolve(func) is obj
         except KeyError:
             return False
 

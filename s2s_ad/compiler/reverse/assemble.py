@@ -19,7 +19,6 @@ Guarantees about the four ``FunctionDef`` trees it returns:
 
 from __future__ import annotations
 
-import copy
 from dataclasses import dataclass
 from typing import Any
 
@@ -28,7 +27,7 @@ import gast
 from s2s_ad.compiler.activity import Activity
 from s2s_ad.compiler.ir import GlobalRead
 from s2s_ad.compiler.normalize import NormalFunction
-from s2s_ad.compiler.reverse import calls, control
+from s2s_ad.compiler.reverse import control, parallel
 from s2s_ad.compiler.reverse.context import CalleeLink, Context, Linker, Where
 from s2s_ad.compiler.syntax.annotations import line_of
 from s2s_ad.compiler.syntax.builders import (
@@ -39,7 +38,6 @@ from s2s_ad.compiler.syntax.builders import (
     const,
     function_def,
     load,
-    pass_stmt,
     return_stmt,
     store,
     store_item,
@@ -70,18 +68,20 @@ class Generated:
 
 
 def reverse(norm: NormalFunction, kinds: dict[str, Kind], activity: Activity,
-            wrt: list[str], float_dtype: str, linker: Linker) -> Generated:
+            wrt: list[str], float_dtype: str, linker: Linker,
+            parallel: bool = False) -> Generated:
     """Build the primal, forward, pullback and fused functions of ``norm``.
 
     ``linker(callee, argument_kinds, primal_only)`` returns the transform of a
     called Python function (with ``name`` and ``wrt_positions``; differentiating
-    nothing when ``primal_only``); the pipeline provides it.
+    nothing when ``primal_only``); the pipeline provides it.  With ``parallel``,
+    ``prange`` loops run in parallel (see ``parallel``).
     """
     for p in wrt:
         if not carries_derivative(kinds.get(p)):
             raise NonDifferentiableError(f"parameter '{p}' cannot be differentiated: its "
                                          f"value is of kind {kinds.get(p)!r}")
-    return run(Context(norm, dict(kinds), activity, wrt, float_dtype, linker))
+    return run(Context(norm, dict(kinds), activity, wrt, float_dtype, linker, parallel))
 
 
 def run(cx: Context) -> Generated:
@@ -91,7 +91,7 @@ def run(cx: Context) -> Generated:
     result = ret.value
     fwd_body, rev_body = control.block(cx, body, Where())
     cx.line = line_of(ret, cx.line)
-    primal_body = [_primal(cx, s) for s in body] + [ret]
+    primal_body = [x for s in body for x in _listed(parallel.primal(cx, s))] + [ret]
     seed_name = cx.namer.fresh("d_value")
     result_kind = cx.kind(result)
     seed: list[gast.stmt] = []
@@ -157,13 +157,5 @@ def gradient_of(cx: Context, param: str) -> gast.expr:
                  else zero(kind), load(initial))
 
 
-def _primal(cx: Context, s: gast.stmt) -> gast.stmt:
-    if isinstance(s, gast.Assign | gast.Expr):
-        return calls.primal_stmt(cx, s)
-    if isinstance(s, gast.If | gast.For | gast.While):
-        node = copy.copy(s)
-        node.body = [_primal(cx, b) for b in s.body] or [pass_stmt()]  # (if x: pass)
-        if hasattr(s, "orelse"):
-            node.orelse = [_primal(cx, b) for b in s.orelse]
-        return node
-    return s
+def _listed(stmt: gast.stmt | list[gast.stmt]) -> list[gast.stmt]:
+    return stmt if isinstance(stmt, list) else [stmt]

@@ -119,6 +119,7 @@ class Context:
     wrt: list[str]
     float_dtype: str
     linker: Linker
+    parallel: bool = False  # prange loops run in parallel (see parallel.py)
     stable: set[str] = field(default_factory=set)  # read by name in the pullback
     adjoints: dict[str, str] = field(default_factory=dict)
     residuals: list[str] = field(default_factory=list)

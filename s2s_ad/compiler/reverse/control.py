@@ -13,7 +13,7 @@ import copy
 
 import gast
 
-from s2s_ad.compiler.reverse import calls, recompute, saving, statements
+from s2s_ad.compiler.reverse import calls, parallel, recompute, saving, statements
 from s2s_ad.compiler.reverse.context import Context, Loop, Prealloc, Where
 from s2s_ad.compiler.syntax.annotations import line_of, set_line
 from s2s_ad.compiler.syntax.builders import (
@@ -62,6 +62,8 @@ def statement(cx: Context, s: gast.stmt, where: Where) -> tuple[list, list]:
         return statements.assign_stmt(cx, s, where)
     if isinstance(s, gast.If):
         return if_(cx, s, where)
+    if parallel.runs_parallel(cx, s):
+        return parallel.loop(cx, s, where, block)
     if isinstance(s, gast.For | gast.While):
         return loop(cx, s, where)
     if isinstance(s, gast.Expr) and isinstance(s.value, gast.Call):

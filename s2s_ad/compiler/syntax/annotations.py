@@ -86,6 +86,16 @@ def set_structure(node: gast.AST, kind: Any) -> None:
     _set(node, "structure", kind)
 
 
+def is_parallel(node: gast.AST) -> bool:
+    """Whether the ``for`` loop ``node`` was written over ``numba.prange`` (``ad.prange``):
+    its iterations may run in parallel."""
+    return bool(_get(node, "parallel", False))
+
+
+def mark_parallel(node: gast.AST) -> None:
+    _set(node, "parallel", True)
+
+
 def comment_of(node: gast.AST, default: str | None = None) -> str | None:
     """The comment the statement ``node`` prints as in generated code."""
     return _get(node, "comment", default)

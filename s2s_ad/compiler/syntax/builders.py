@@ -239,6 +239,22 @@ _FOLDABLE = {gast.Add: lambda a, b: a + b, gast.Sub: lambda a, b: a - b,
              gast.Mult: lambda a, b: a * b}
 
 
+def renamed(stmts: list[gast.stmt], names: dict[str, gast.expr]) -> list[gast.stmt]:
+    """Copies of ``stmts`` with every variable in ``names`` (read or bound) replaced by
+    a copy of its expression: ``d_w`` by ``d_w_parts[c]`` turns ``d_w[j] += g`` into
+    ``d_w_parts[c][j] += g``."""
+
+    class _Rename(gast.NodeTransformer):
+        def visit_Name(self, node: gast.Name) -> gast.expr:
+            if node.id not in names:
+                return node
+            new = copy.deepcopy(names[node.id])
+            new.ctx = node.ctx
+            return new
+
+    return [_Rename().visit(copy.deepcopy(s)) for s in stmts]
+
+
 def fold(node: gast.BinOp) -> gast.expr:
     """Fold constant arithmetic in substituted templates (``x ** (2 - 1)`` -> ``x ** 1``)."""
     left, right = node.left, node.right

@@ -1,0 +1,276 @@
+"""The reverse stages, part: parallel (``prange``) loops.
+
+With ``parallel=True``, a loop written over ``prange`` at the top level of the
+function, whose iterations are independent (:mod:`s2s_ad.compiler.independence`
+proves it or refuses the loop), runs in parallel in every generated function.
+The forward sweep runs the iterations as written and keeps nothing of them; the
+pullback runs them again in ``rt.chunk_count`` interleaved chunks, the chunks in
+parallel, each iteration recomputing its own values and then its adjoint:
+
+* the cotangents of an iteration's own values are private to it;
+* the cotangent of a value every iteration reads (a parameter, an array read at
+  any index) is one row per chunk of a buffer, summed when the loop ends;
+* the cotangent of a sum (``total += v``) is read by every iteration, unchanged;
+* the cotangent of an array written at the loop's index is read and cleared at that
+  index only.
+
+What the iterations read from outside the loop is saved at the loop like any value.
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+import gast
+
+from s2s_ad.compiler.independence import Iterations, iterations
+from s2s_ad.compiler.reverse import calls, saving
+from s2s_ad.compiler.reverse.context import Context, Where
+from s2s_ad.compiler.syntax.annotations import is_parallel, line_of, set_line
+from s2s_ad.compiler.syntax.builders import (
+    assign,
+    assignment,
+    binop,
+    call,
+    call_node,
+    comment,
+    const,
+    for_stmt,
+    keyword,
+    load,
+    loaded_names,
+    pass_stmt,
+    renamed,
+    store,
+    store_item,
+    stored_names,
+    subscript_of,
+    tuple_of,
+    zero,
+)
+from s2s_ad.errors import NonDifferentiableError
+from s2s_ad.kinds import ArrayKind
+
+Block = Callable[[Context, list, Where], tuple[list, list]]
+
+
+def runs_parallel(cx: Context, s: gast.stmt) -> bool:
+    """Whether ``s`` is a ``prange`` loop compiled to run in parallel."""
+    return cx.parallel and isinstance(s, gast.For) and is_parallel(s)
+
+
+def primal(cx: Context, s: gast.stmt, top: bool = True) -> gast.stmt | list[gast.stmt]:
+    """``s`` computing the original values in the generated module's names (see
+    ``calls.primal_stmt``); a parallel loop at the top level in parallel."""
+    if isinstance(s, gast.Assign | gast.Expr):
+        return calls.primal_stmt(cx, s)
+    if not isinstance(s, gast.If | gast.For | gast.While):
+        return s
+    node = copy.copy(s)
+    node.body = _flat([primal(cx, b, False) for b in s.body]) or [pass_stmt()]  # (if x: pass)
+    if hasattr(s, "orelse"):
+        node.orelse = _flat([primal(cx, b, False) for b in s.orelse])
+    if top and runs_parallel(cx, s):
+        return _in_parallel(cx, s, node.body)
+    return node
+
+
+def _flat(stmts: list) -> list[gast.stmt]:
+    return [x for s in stmts for x in (s if isinstance(s, list) else [s])]
+
+
+def _in_parallel(cx: Context, s: gast.For, body: list[gast.stmt]) -> list[gast.stmt]:
+    """``trips = len(range(...))``; ``for k in rt.prange(trips): i = start + k * step; body``."""
+    line = line_of(s)
+    trips, k = cx.namer.fresh("trips"), cx.namer.fresh("k")
+    cx.kinds[trips] = cx.kinds[k] = "int"
+    node = for_stmt(store(k), call("rt.prange", load(trips)),
+                    [assign(s.target.id, _index(s, k), line)] + body)
+    set_line(node, line)
+    return [assign(trips, call("len", copy.deepcopy(s.iter)), line), node]
+
+
+def _index(s: gast.For, k: str) -> gast.expr:
+    """``start + k * step`` of the loop's range."""
+    args = s.iter.args
+    start = args[0] if len(args) > 1 else const(0)
+    step = args[2] if len(args) > 2 else const(1)
+    value: gast.expr = load(k)
+    if not (isinstance(step, gast.Constant) and step.value == 1):
+        value = binop(value, gast.Mult(), copy.deepcopy(step))
+    if not (isinstance(start, gast.Constant) and start.value == 0):
+        value = binop(copy.deepcopy(start), gast.Add(), value)
+    return value
+
+
+@dataclass
+class _Iteration:
+    """One iteration's pullback code, made as if the loop body were a function."""
+
+    init: list[gast.stmt]  # its tape positions and tapes
+    forward: list[gast.stmt]  # its values, with what its adjoint reads saved
+    cursors: list[gast.stmt]
+    adjoint: list[gast.stmt]
+    full: set[str]  # its own arrays whose cotangents start as full arrays
+
+
+def loop(cx: Context, s: gast.For, where: Where, block: Block) -> tuple[list, list]:
+    """(forward, pullback) statements of the parallel loop ``s``."""
+    line = line_of(s, cx.line)
+    if not where.top:
+        raise NonDifferentiableError(
+            "a prange loop inside another loop or a branch cannot run in parallel yet",
+            cx.norm.parsed.location(s), "put the prange loop at the top level of the "
+            "function, use range, or differentiate with parallel=False")
+    facts = iterations(cx.norm.node.body, s, cx.kinds, cx.norm.parsed.location,
+                       set(cx.norm.locals) | set(cx.hidden))
+    it = _iteration(cx, s, facts, block)
+    cx.line = line
+    fwd: list[gast.stmt] = []
+    pops: list[gast.stmt] = []
+    rebind: list[gast.stmt] = []
+    local = set(stored_names(it.init + it.forward)) | {facts.index}
+    read = set(loaded_names(it.init + it.forward + it.cursors + it.adjoint)) \
+        | set(loaded_names(s.iter))
+    for name in sorted(read - local):
+        if name not in cx.norm.locals and name not in cx.hidden:
+            continue
+        e = saving.keep(cx, load(name), where, fwd, pops, reference=name in facts.writes)
+        if not (isinstance(e, gast.Name) and e.id == name):
+            rebind.append(assign(name, e, line))
+    trips, chunks, chunk, k = (cx.namer.fresh(n) for n in ("trips", "chunks", "chunk", "k"))
+    for name in (trips, chunks, chunk, k):
+        cx.kinds[name] = "int"
+    plan = _cotangents(cx, s, facts, it, local, (chunks, chunk))
+    iteration = ([assign(facts.index, _index(s, k), line)] + it.init + plan.opening
+                 + it.forward + it.cursors + plan.zeroed + renamed(it.adjoint, plan.renames))
+    inner = for_stmt(store(k), call("range", load(chunk), load(trips), load(chunks)), iteration)
+    outer = for_stmt(store(chunk), call("rt.prange", load(chunks)),
+                     plan.chunk_open + [inner] + plan.chunk_close)
+    set_line(inner, line)
+    set_line(outer, line)
+    note = comment(f"adjoint of the parallel loop of line {line}, its iterations in "
+                   "interleaved chunks, each recomputing its values")
+    set_line(note, line)
+    head = [assign(trips, call("len", copy.deepcopy(s.iter)), line),
+            assign(chunks, call("rt.chunk_count", load(trips)), line)]
+    rev = pops + rebind + [note] + head + plan.before + [outer] + plan.after
+    return fwd + primal(cx, s), rev
+
+
+def _iteration(cx: Context, s: gast.For, facts: Iterations, block: Block) -> _Iteration:
+    """The loop body's forward-with-saves and adjoint, made as the body of a function of
+    its own: what it saves stays in the iteration, and the values it reads from
+    outside the loop are read by name (saved at the loop by :func:`loop`)."""
+    kept = (cx.fwd_init, cx.residuals, cx.residual_kinds, cx.cursors, cx.stable,
+            cx.unwritten)
+    full_before = set(cx.full_cotangents)
+    cx.fwd_init, cx.residuals, cx.residual_kinds, cx.cursors = [], [], [], []
+    cx.stable = cx.stable | facts.reads | facts.writes | {facts.index}
+    cx.unwritten = None
+    try:
+        forward, adjoint = block(cx, s.body, Where())
+        made = _Iteration(cx.fwd_init, _without_sums(forward, facts.reductions), cx.cursors,
+                          adjoint, set())
+    finally:
+        (cx.fwd_init, cx.residuals, cx.residual_kinds, cx.cursors, cx.stable,
+         cx.unwritten) = kept
+    made.full = cx.full_cotangents - full_before
+    cx.full_cotangents -= made.full  # made in the iteration, where the array is
+    return made
+
+
+def _without_sums(stmts: list[gast.stmt], sums: set[str]) -> list[gast.stmt]:
+    """``stmts`` without the additions into the loop's sums (``total = total + v``): the
+    pullback recomputes an iteration's values, not the sums, which it never reads."""
+    out = []
+    for s in stmts:
+        if isinstance(s, gast.Assign) and isinstance(s.targets[0], gast.Name) \
+                and s.targets[0].id in sums:
+            continue
+        if isinstance(s, gast.If | gast.For | gast.While):
+            s = copy.copy(s)
+            s.body = _without_sums(s.body, sums) or [pass_stmt()]
+            if hasattr(s, "orelse"):
+                s.orelse = _without_sums(s.orelse, sums)
+        out.append(s)
+    return out
+
+
+@dataclass
+class _Cotangents:
+    """Where the cotangents an iteration's adjoint touches live, as statements around
+    and in the loop, and the names the adjoint reads them by (``renames``)."""
+
+    renames: dict[str, gast.expr] = field(default_factory=dict)
+    before: list[gast.stmt] = field(default_factory=list)  # buffers, before the loop
+    chunk_open: list[gast.stmt] = field(default_factory=list)  # a chunk's own sums
+    opening: list[gast.stmt] = field(default_factory=list)  # an iteration's first lines
+    zeroed: list[gast.stmt] = field(default_factory=list)  # after its recomputed values
+    chunk_close: list[gast.stmt] = field(default_factory=list)  # a chunk's sums kept
+    after: list[gast.stmt] = field(default_factory=list)  # the buffers summed
+
+
+def _cotangents(cx: Context, s: gast.For, facts: Iterations, it: _Iteration,
+                local: set[str], chunking: tuple[str, str]) -> _Cotangents:
+    """The plan of the cotangents the iterations' adjoint touches; ``chunking`` names
+    the number of chunks and the chunk.  A number's cotangent is summed per chunk in a
+    variable of the chunk (rows of one buffer written on every iteration would share a
+    cache line between threads), an array's in the chunk's row of a buffer."""
+    owner = {d: name for name, d in cx.adjoints.items()}
+    touched = sorted({n for n in loaded_names(it.adjoint) + stored_names(it.adjoint)
+                      if n in owner})
+    plan = _Cotangents()
+    chunks, chunk = chunking
+    for d in touched:
+        name = owner[d]
+        kind = cx.kinds.get(name)
+        if name in facts.reductions:  # every iteration reads the sum's cotangent
+            here = cx.namer.fresh(f"{d}_here")
+            plan.renames[d] = load(here)
+            plan.opening.append(assign(here, load(d), cx.line))
+        elif name in facts.writes:  # read and cleared at the iteration's own index
+            if d in stored_names(it.adjoint):
+                raise _unsupported(cx, s, name)
+            plan.before.append(assign(d, call("rt.materialize", load(d), load(name)),
+                                      cx.line))
+        elif name in local:
+            value = call("rt.materialize", zero(kind), load(name)) if name in it.full \
+                else zero(kind)
+            plan.zeroed.append(assign(d, value, cx.line))
+        else:
+            parts = cx.namer.fresh(f"{d}_parts")
+            plan.before.append(_buffer(cx, s, name, parts, chunks))
+            row = subscript_of(load(parts), load(chunk))
+            plan.renames[d] = row
+            sum_axis = [keyword("axis", const(0))] if isinstance(kind, ArrayKind) else []
+            if not sum_axis:  # a number: summed in a variable of the chunk
+                mine = cx.namer.fresh(f"{d}_chunk")
+                plan.renames[d] = load(mine)
+                plan.chunk_open.append(assign(mine, const(0.0), cx.line))
+                plan.chunk_close.append(assignment([store_item(load(parts), load(chunk))],
+                                                   load(mine)))
+            total = call_node(load("np.sum"), [load(parts)], sum_axis)
+            plan.after.extend(cx.accumulate(name, kind, total))
+    return plan
+
+
+def _buffer(cx: Context, s: gast.For, name: str, parts: str, chunks: str) -> gast.stmt:
+    """``parts = np.zeros(...)``: one row per chunk for the cotangent of ``name``, read
+    from outside the loop; the adjoint adds into its chunk's row."""
+    kind = cx.kinds.get(name)
+    if isinstance(kind, ArrayKind) and kind.ndim is not None:
+        shape = binop(tuple_of([load(chunks)]), gast.Add(), call("np.shape", load(name)))
+        return assign(parts, call("np.zeros", shape), cx.line)
+    if kind in ("float", "int"):
+        return assign(parts, call("np.zeros", load(chunks)), cx.line)
+    raise _unsupported(cx, s, name)
+
+
+def _unsupported(cx: Context, s: gast.For, name: str) -> NonDifferentiableError:
+    return NonDifferentiableError(
+        f"the parallel loop reads '{name}', a {cx.kinds.get(name)!r}, whose cotangent "
+        "cannot be summed over the iterations yet", cx.norm.parsed.location(s),
+        "pass numbers or arrays, or differentiate with parallel=False")
