@@ -41,7 +41,8 @@ from dataclasses import dataclass, field
 
 import gast
 
-from s2s_ad.compiler.primitives import classify
+from s2s_ad.compiler.normalize.control import breaks_out
+from s2s_ad.compiler.primitives import CutCall, FunctionCall, classify
 from s2s_ad.compiler.syntax.annotations import is_in_place
 from s2s_ad.compiler.syntax.builders import loaded_names, module, stored_names
 from s2s_ad.errors import Location, NonDifferentiableError
@@ -67,6 +68,10 @@ def iterations(function_body: list[gast.stmt], loop: gast.For, kinds: dict[str, 
     outer reads are among ``local_names`` (the function's variables) when given."""
     index = loop.target.id
     body = loop.body
+    if breaks_out(body):  # how break and return leave a loop, desugared
+        raise _refused(locate, loop, "break or return cannot leave a parallel loop",
+                       "every iteration of a prange loop runs: set a flag instead, or "
+                       "loop with range")
     stored = set(stored_names(body)) | {index}
     facts = Iterations(index=index)
     facts.reductions = {n for n in stored - {index} if _reduction(body, n)}
@@ -205,12 +210,22 @@ def _no_changes(body: list[gast.stmt], facts: Iterations, loop: gast.For,
                 node.targets[0], gast.Name) and node.targets[0].id in outer:
             raise _refused(locate, node, f"an iteration changes '{node.targets[0].id}' in "
                            "place, which every iteration shares", "bind a new value instead")
-        if isinstance(node, gast.Call) and classify(node).may_write:
-            changed = [n for n in loaded_names(node) if n in outer]
+        value = getattr(node, "value", None) if isinstance(node, gast.Assign | gast.Expr) \
+            else None
+        if isinstance(value, gast.Call) and _may_change(value):
+            changed = [n for n in loaded_names(value) if n in outer]
             if changed:
-                raise _refused(locate, node, f"this call may change '{changed[0]}', which "
+                raise _refused(locate, value, f"this call may change '{changed[0]}', which "
                                "every iteration of the parallel loop shares",
                                "give each iteration its own copy")
+
+
+def _may_change(value: gast.Call) -> bool:
+    """Whether a call may change its arguments: not a Python function the linker
+    transforms (one that writes into an argument is refused there), nor
+    ``without_derivative``."""
+    primitive = classify(value)
+    return primitive.may_write and not isinstance(primitive, FunctionCall | CutCall)
 
 
 def _refused(locate: Locate, node: gast.AST, problem: str, hint: str) -> NonDifferentiableError:

@@ -16,6 +16,7 @@ f: runs with Numba (Numba compiled it for (float64))
 
 from __future__ import annotations
 
+import math
 import os
 import pickle
 import re
@@ -28,6 +29,7 @@ from pathlib import Path
 from typing import Any
 
 import numba
+import numpy as np
 from numba.core import errors as numba_errors
 from numba.typed import List as NumbaList
 
@@ -122,6 +124,17 @@ def failed_line(message: str, generated: Path) -> str:
     return ""
 
 
+def _finite(value: Any) -> bool:
+    """Whether every float in ``value`` (numbers, arrays, tuples of them) is finite."""
+    if isinstance(value, tuple | list):
+        return all(map(_finite, value))
+    if isinstance(value, float):
+        return math.isfinite(value)
+    if isinstance(value, np.ndarray) and value.dtype.kind == "f":
+        return bool(np.isfinite(value).all())
+    return True
+
+
 def _compile(dispatcher: Any, sig: tuple) -> None:
     with warnings.catch_warnings():  # ctypes pointers cannot be cached: fine
         warnings.filterwarnings("ignore", "Cannot cache compiled function",
@@ -133,11 +146,21 @@ class GeneratedModule:
     """A generated module file and its two loaded forms.
 
     ``bind_python`` / ``bind_numba`` give the objects for the names bound at
-    load time (callees): functions of other generated modules.
+    load time (callees): functions of other generated modules; ``bind_nothrow`` their
+    forms that never raise, which a module with parallel loops calls.
+
+    Numba cannot pass an exception raised in a parallel loop's thread on to the
+    caller (it is lost, and the results are garbage), so a module with parallel loops
+    (``parallel``), and the functions it calls (``nothrow_form``), compile so that
+    arithmetic does not raise (Numba's ``math``, where ``log(-1.0)`` is ``nan``, and
+    NumPy's error model, where ``1.0 / 0.0`` is ``inf``); the callable
+    :meth:`compiled` returns for such a module runs the Python path again when a
+    result is not finite, which raises CPython's error at the user's line.
     """
 
     def __init__(self, path: Path, source: str, functions: list[str],
-                 bind_python: dict[str, Any], bind_numba: Any, python_only: str = ""):
+                 bind_python: dict[str, Any], bind_numba: Any, python_only: str = "",
+                 bind_nothrow: Any = None, nothrow: bool = False):
         self.path = path
         self.python_only = python_only
         self.source = source
@@ -147,6 +170,9 @@ class GeneratedModule:
         self._python: dict[str, Any] | None = None
         self._numba: dict[str, Any] | None = None
         self.parallel = "rt.prange(" in source  # parallel loops: Numba's parallel=True
+        self.nothrow = nothrow or self.parallel
+        self._bind_nothrow = bind_nothrow
+        self._sibling: GeneratedModule | None = None
         self.failures: dict[tuple[str, tuple], str] = {}
 
     def _load(self, extra: dict[str, Any], register: bool = False) -> dict[str, Any]:
@@ -173,17 +199,35 @@ class GeneratedModule:
             self._python = self._load({"List": list, **self._bind_python()})
         return self._python[name]
 
-    def numba(self, name: str) -> Any:
-        """The Numba dispatcher of function ``name`` (not compiled yet)."""
+    def numba(self, name: str, nothrow: bool = False) -> Any:
+        """The Numba dispatcher of function ``name`` (not compiled yet); with
+        ``nothrow``, of its form that never raises (see the class)."""
+        if nothrow and not self.nothrow:
+            return self.nothrow_form().numba(name)
         if self._numba is None:
             keep_freed_memory()  # tapes reuse memory instead of page-faulting anew
-            ns = self._load({"List": NumbaList, WEAK: weak, **self._bind_numba()},
-                            register=True)
-            ns["math"] = checked_math  # CPython's math domain errors (log(-1.0))
+            bind = self._bind_nothrow if self.nothrow and self._bind_nothrow is not None \
+                else self._bind_numba
+            ns = self._load({"List": NumbaList, WEAK: weak, **bind()}, register=True)
+            # CPython's math domain errors (log(-1.0)), except where nothing may raise
+            ns["math"] = math if self.nothrow else checked_math
+            options = {"parallel": self.parallel, "error_model": "numpy"} if self.nothrow \
+                else {}
             for fn in self.functions:
-                ns[fn] = numba.njit(cache=True, parallel=self.parallel)(ns[fn])
+                ns[fn] = numba.njit(cache=True, **options)(ns[fn])
             self._numba = ns
         return self._numba[name]
+
+    def nothrow_form(self) -> GeneratedModule:
+        """The same module compiled so that it never raises, under its own file name
+        (Numba's disk cache keeps the two forms apart)."""
+        if self._sibling is None:
+            stem, source_hash = self.path.stem.rsplit("_", 1)
+            path = write_module(f"{stem}_nothrow", self.source, source_hash)
+            self._sibling = GeneratedModule(path, self.source, self.functions,
+                                            self._bind_python, self._bind_numba,
+                                            self.python_only, self._bind_nothrow, True)
+        return self._sibling
 
     def drop_cache(self) -> None:
         """Delete Numba's cache files of this module (its index and data files)."""
@@ -221,4 +265,23 @@ class GeneratedModule:
                 "function it calls")
             self.failures[key] = reason + failed_line(str(exc), self.path.parent)
             return None, self.failures[key]
+        if self.parallel:
+            return self._checked(name, dispatcher), ""
         return dispatcher, ""
+
+    def _checked(self, name: str, dispatcher: Any) -> Any:
+        """``dispatcher``, run again on the Python path when a result it returns (the
+        value alone, for a forward function) is not finite: a domain error there
+        raises as in CPython (see the class)."""
+        python = self.python(name)
+        forward = name.endswith("_forward")
+
+        def run_checked(*args: Any) -> Any:
+            result = dispatcher(*args)
+            if _finite(result[0] if forward else result):
+                return result
+            return python(*args)
+
+        run_checked.__name__ = name
+        run_checked.dispatcher = dispatcher
+        return run_checked

@@ -46,19 +46,22 @@ def load_module(name: str, parsed: ParsedFunction, normal: NormalFunction,
     path = write_module(name, source, digest(source))
     names = [f.name for f, _ in functions]
     return GeneratedModule(path, source, names, _binder(gen, "python"), _binder(gen, "numba"),
-                           python_only=_python_only_reason(name, normal, kinds, gen))
+                           python_only=_python_only_reason(name, normal, kinds, gen),
+                           bind_nothrow=_binder(gen, "nothrow"))
 
 
 def _binder(gen: Generated, path: str) -> Callable[[], dict[str, Any]]:
-    """The objects the module's free names are bound to on ``path`` ("python" or "numba")."""
+    """The objects the module's free names are bound to on ``path`` ("python", "numba",
+    or "nothrow": Numba, the callees' forms that never raise)."""
     def bind() -> dict[str, Any]:
-        out: dict[str, Any] = {name: _numba_form(obj) if path == "numba" else obj
+        out: dict[str, Any] = {name: obj if path == "python" else _numba_form(obj)
                                for name, obj in gen.externals.items()}
         for link in gen.links:
             mod = link.transform.module
             for role in _ROLES:
                 fn_name = getattr(link.transform.generated, role).name
-                obj = mod.python(fn_name) if path == "python" else mod.numba(fn_name)
+                obj = mod.python(fn_name) if path == "python" else \
+                    mod.numba(fn_name, nothrow=path == "nothrow")
                 out[getattr(link, role)] = obj
         return out
     return bind

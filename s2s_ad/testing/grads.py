@@ -22,7 +22,7 @@ _PATHS = {"python": False, "numba": True}
 def check_grads(f: Callable, *args: Any, wrt: Iterable[str] | None = None,
                 paths: Sequence[str] = ("python", "numba"), seed: int = 0,
                 rtol: float = 1e-5, atol: float = 1e-7, path_rtol: float = 1e-12,
-                max_entries: int = 64) -> None:
+                max_entries: int = 64, parallel: bool = False) -> None:
     """Raise ``AssertionError`` unless ``f``'s derivative at ``args`` is right.
 
     For each path in ``paths`` ("python": the generated source; "numba": it
@@ -34,13 +34,14 @@ def check_grads(f: Callable, *args: Any, wrt: Iterable[str] | None = None,
     Arguments are copied for every evaluation, so functions that write into
     their arguments are measured from the same point.  Structures (dataclasses,
     dicts, named tuples) and tuples are checked leaf by leaf; fields marked
-    ``no_derivative`` and ints are not differentiated.
+    ``no_derivative`` and ints are not differentiated.  With ``parallel``, ``prange``
+    loops run in parallel.
     """
     original = f.fn if isinstance(f, DifferentiableFunction) else f
     results = {}
     for path in paths:
         rng = np.random.default_rng(seed)  # the same u and v on every path
-        df = differentiable(original, wrt=wrt, jit=_PATHS[path])
+        df = differentiable(original, wrt=wrt, jit=_PATHS[path], parallel=parallel)
         value, pullback = value_with_pullback(df, *copy.deepcopy(args))
         u = random_like(value, rng)
         grads = pullback(u)

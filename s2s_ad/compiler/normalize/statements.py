@@ -28,7 +28,7 @@ import numba
 
 from s2s_ad.compiler.ir import GlobalRead, LocalFunction, ParsedFunction
 from s2s_ad.compiler.normalize.arguments import copy_in_and_back, localize
-from s2s_ad.compiler.normalize.control import breaks_out, desugar_control
+from s2s_ad.compiler.normalize.control import desugar_control
 from s2s_ad.compiler.normalize.expressions import atom_word, is_atom
 from s2s_ad.compiler.normalize.gradient_code import adds_into_slice
 from s2s_ad.compiler.normalize.growing import COMPREHENSIONS, ListNormalizer, list_names
@@ -270,9 +270,6 @@ class _Normalizer(ListNormalizer):
         rng = call_node(load("range"), args)
         set_callee(rng, range)
         node = for_stmt(store(s.target.id), rng, self.block(s.body))
-        if parallel and breaks_out(node.body):
-            raise self.error(s, "break or return cannot leave a parallel (prange) loop",
-                             "every iteration of a prange loop runs; or loop with range")
         if parallel:
             mark_parallel(node)
         self.emit(node, s)

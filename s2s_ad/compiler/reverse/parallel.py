@@ -125,7 +125,7 @@ def loop(cx: Context, s: gast.For, where: Where, block: Block) -> tuple[list, li
             cx.norm.parsed.location(s), "put the prange loop at the top level of the "
             "function, use range, or differentiate with parallel=False")
     facts = iterations(cx.norm.node.body, s, cx.kinds, cx.norm.parsed.location,
-                       set(cx.norm.locals) | set(cx.hidden))
+                       set(cx.norm.locals) | set(cx.norm.temps) | set(cx.hidden))
     it = _iteration(cx, s, facts, block)
     cx.line = line
     fwd: list[gast.stmt] = []
@@ -135,8 +135,8 @@ def loop(cx: Context, s: gast.For, where: Where, block: Block) -> tuple[list, li
     read = set(loaded_names(it.init + it.forward + it.cursors + it.adjoint)) \
         | set(loaded_names(s.iter))
     for name in sorted(read - local):
-        if name not in cx.norm.locals and name not in cx.hidden:
-            continue
+        if name not in cx.norm.locals and name not in cx.norm.temps and name not in cx.hidden:
+            continue  # a module, function or constant of the generated module
         e = saving.keep(cx, load(name), where, fwd, pops, reference=name in facts.writes)
         if not (isinstance(e, gast.Name) and e.id == name):
             rebind.append(assign(name, e, line))
@@ -232,6 +232,7 @@ def _cotangents(cx: Context, s: gast.For, facts: Iterations, it: _Iteration,
             plan.renames[d] = load(here)
             plan.opening.append(assign(here, load(d), cx.line))
         elif name in facts.writes:  # read and cleared at the iteration's own index
+            it.adjoint = _made_before(it.adjoint, d)
             if d in stored_names(it.adjoint):
                 raise _unsupported(cx, s, name)
             plan.before.append(assign(d, call("rt.materialize", load(d), load(name)),
@@ -255,6 +256,28 @@ def _cotangents(cx: Context, s: gast.For, facts: Iterations, it: _Iteration,
             total = call_node(load("np.sum"), [load(parts)], sum_axis)
             plan.after.extend(cx.accumulate(name, kind, total))
     return plan
+
+
+def _made_before(stmts: list[gast.stmt], d: str) -> list[gast.stmt]:
+    """``stmts`` without making the array cotangent ``d`` full on its first use
+    (``if d.size == 0: d = rt.materialize(d, x)``): it is made full before the loop."""
+    def makes(s: gast.stmt) -> bool:
+        if isinstance(s, gast.If):
+            return bool(s.body) and all(map(makes, s.body)) and not s.orelse
+        return isinstance(s, gast.Assign) and stored_names(s) == [d] and \
+            isinstance(s.value, gast.Call) and isinstance(s.value.func, gast.Attribute) \
+            and s.value.func.attr == "materialize"
+    out = []
+    for s in stmts:
+        if makes(s):
+            continue
+        if isinstance(s, gast.If | gast.For | gast.While):
+            s = copy.copy(s)
+            s.body = _made_before(s.body, d) or [pass_stmt()]
+            if hasattr(s, "orelse"):
+                s.orelse = _made_before(s.orelse, d)
+        out.append(s)
+    return out
 
 
 def _buffer(cx: Context, s: gast.For, name: str, parts: str, chunks: str) -> gast.stmt:
