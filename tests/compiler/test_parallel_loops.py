@@ -69,7 +69,7 @@ def test_the_generated_pullback_reads_as_the_docstring_says():
     text = ad.source(ad.differentiable(fn, parallel=True), *args, stage="pullback")
     assert "# adjoint of the parallel loop of line" in text
     assert "d_mu_parts = np.zeros(chunks)" in text  # one sum per chunk for a shared number
-    assert "d_mu_parts[chunk] = d_mu_chunk" in text
+    assert "d_mu_parts[chunk] = d_mu_chunk" in text  # once per chunk
     assert "d_total_here = d_total" in text  # the sum's cotangent, read by every iteration
     assert "total = total +" not in text.split("adjoint of the parallel loop")[1]
 

@@ -46,7 +46,6 @@ from s2s_ad.compiler.syntax.builders import (
     store,
     store_item,
     stored_names,
-    subscript_of,
     tuple_of,
     zero,
 )
@@ -216,9 +215,9 @@ class _Cotangents:
 def _cotangents(cx: Context, s: gast.For, facts: Iterations, it: _Iteration,
                 local: set[str], chunking: tuple[str, str]) -> _Cotangents:
     """The plan of the cotangents the iterations' adjoint touches; ``chunking`` names
-    the number of chunks and the chunk.  A number's cotangent is summed per chunk in a
-    variable of the chunk (rows of one buffer written on every iteration would share a
-    cache line between threads), an array's in the chunk's row of a buffer."""
+    the number of chunks and the chunk.  A shared value's cotangent is summed per chunk
+    in a variable of the chunk, copied into the chunk's row of a buffer when the chunk
+    ends (rows written on every iteration would share cache lines between threads)."""
     owner = {d: name for name, d in cx.adjoints.items()}
     touched = sorted({n for n in loaded_names(it.adjoint) + stored_names(it.adjoint)
                       if n in owner})
@@ -241,18 +240,16 @@ def _cotangents(cx: Context, s: gast.For, facts: Iterations, it: _Iteration,
             value = call("rt.materialize", zero(kind), load(name)) if name in it.full \
                 else zero(kind)
             plan.zeroed.append(assign(d, value, cx.line))
-        else:
-            parts = cx.namer.fresh(f"{d}_parts")
+        else:  # summed in a variable of the chunk, kept in the chunk's row of a buffer
+            parts, mine = cx.namer.fresh(f"{d}_parts"), cx.namer.fresh(f"{d}_chunk")
             plan.before.append(_buffer(cx, s, name, parts, chunks))
-            row = subscript_of(load(parts), load(chunk))
-            plan.renames[d] = row
-            sum_axis = [keyword("axis", const(0))] if isinstance(kind, ArrayKind) else []
-            if not sum_axis:  # a number: summed in a variable of the chunk
-                mine = cx.namer.fresh(f"{d}_chunk")
-                plan.renames[d] = load(mine)
-                plan.chunk_open.append(assign(mine, const(0.0), cx.line))
-                plan.chunk_close.append(assignment([store_item(load(parts), load(chunk))],
-                                                   load(mine)))
+            plan.renames[d] = load(mine)
+            array = isinstance(kind, ArrayKind)
+            start = call("np.zeros", call("np.shape", load(name))) if array else const(0.0)
+            plan.chunk_open.append(assign(mine, start, cx.line))
+            plan.chunk_close.append(assignment([store_item(load(parts), load(chunk))],
+                                               load(mine)))
+            sum_axis = [keyword("axis", const(0))] if array else []
             total = call_node(load("np.sum"), [load(parts)], sum_axis)
             plan.after.extend(cx.accumulate(name, kind, total))
     return plan
