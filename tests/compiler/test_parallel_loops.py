@@ -72,6 +72,12 @@ def test_the_generated_pullback_reads_as_the_docstring_says():
     assert "d_mu_parts[chunk] = d_mu_chunk" in text  # once per chunk
     assert "d_total_here = d_total" in text  # the sum's cotangent, read by every iteration
     assert "total = total +" not in text.split("adjoint of the parallel loop")[1]
+    # its iterations' numbers (the helper's residuals) are taped at the iteration's index
+    assert "each reading its values from tapes" in text
+    # with an inner loop, the pullback recomputes each iteration instead
+    _, fn, args = PROGRAMS[NAMES.index("gmm_loglik")]
+    text = ad.source(ad.differentiable(fn, parallel=True), *args, stage="pullback")
+    assert "each recomputing its values" in text
 
 
 def test_user_names_like_the_generated_ones_are_not_captured():
@@ -97,6 +103,7 @@ def test_entry_points_take_parallel():
     expected = ad.gradient(fn)(*args)
     _close(ad.gradient(fn, parallel=True)(*args), expected)
     _close(ad.value_and_gradient(fn, wrt=(0, 1), parallel=True)(*args)[1], expected[:2])
+    _close(ad.gradient(ad.differentiable(fn, wrt="mu", parallel=True))(*args), expected[0])
     value, pullback = ad.value_with_pullback(fn, *args, parallel=True)
     _close(pullback(1.0), expected)
     _close(ad.pullback(fn, *args, wrt="mu", parallel=True)(2.0), 2.0 * expected[0])

@@ -3,9 +3,12 @@
 With ``parallel=True``, a loop written over ``prange`` at the top level of the
 function, whose iterations are independent (:mod:`s2s_ad.compiler.independence`
 proves it or refuses the loop), runs in parallel in every generated function.
-The forward sweep runs the iterations as written and keeps nothing of them; the
-pullback runs them again in ``rt.chunk_count`` interleaved chunks, the chunks in
-parallel, each iteration recomputing its own values and then its adjoint:
+The pullback runs the iterations in ``rt.chunk_count`` interleaved chunks, the
+chunks in parallel.  When an iteration's adjoint reads only numbers (or tuples of
+numbers, a helper's residuals) and the body has no inner loop, the forward sweep
+stores them on tapes at the iteration's index and the pullback reads them back;
+otherwise the forward sweep keeps nothing and each reverse iteration first
+recomputes its own values.  Then it runs its adjoint:
 
 * the cotangents of an iteration's own values are private to it;
 * the cotangent of a value every iteration reads (a parameter, an array read at
@@ -41,16 +44,18 @@ from s2s_ad.compiler.syntax.builders import (
     keyword,
     load,
     loaded_names,
+    module,
     pass_stmt,
     renamed,
     store,
     store_item,
     stored_names,
+    subscript_of,
     tuple_of,
     zero,
 )
 from s2s_ad.errors import NonDifferentiableError
-from s2s_ad.kinds import ArrayKind
+from s2s_ad.kinds import ArrayKind, Kind
 
 Block = Callable[[Context, list, Where], tuple[list, list]]
 
@@ -113,6 +118,8 @@ class _Iteration:
     cursors: list[gast.stmt]
     adjoint: list[gast.stmt]
     full: set[str]  # its own arrays whose cotangents start as full arrays
+    whole: list[gast.stmt]  # its forward sweep with the additions into the sums
+    residuals: list[tuple[str, Kind]]  # what its adjoint reads, as it saved them
 
 
 def loop(cx: Context, s: gast.For, where: Where, block: Block) -> tuple[list, list]:
@@ -143,20 +150,87 @@ def loop(cx: Context, s: gast.For, where: Where, block: Block) -> tuple[list, li
     for name in (trips, chunks, chunk, k):
         cx.kinds[name] = "int"
     plan = _cotangents(cx, s, facts, it, local, (chunks, chunk))
-    iteration = ([assign(facts.index, _index(s, k), line)] + it.init + plan.opening
-                 + it.forward + it.cursors + plan.zeroed + renamed(it.adjoint, plan.renames))
+    taped = _taped(cx, it, local - {facts.index})
+    if taped is None:  # recomputed: the forward sweep keeps nothing
+        forward = primal(cx, s)
+        values = it.init + it.forward + it.cursors
+    else:  # what the adjoint reads is taped, one item per iteration
+        tapes = {name: [cx.namer.fresh(f"{name}_tape")
+                        for _ in (dtypes if isinstance(dtypes, list) else [dtypes])]
+                 for name, dtypes in taped.items()}
+        forward = _taped_forward(cx, s, it, tapes, taped)
+        values = [assign(name, _read_back(tapes[name], taped[name], k), line)
+                  for name in tapes]
+    iteration = ([assign(facts.index, _index(s, k), line)] + plan.opening + values
+                 + plan.zeroed + renamed(it.adjoint, plan.renames))
     inner = for_stmt(store(k), call("range", load(chunk), load(trips), load(chunks)), iteration)
     outer = for_stmt(store(chunk), call("rt.prange", load(chunks)),
                      plan.chunk_open + [inner] + plan.chunk_close)
     set_line(inner, line)
     set_line(outer, line)
     note = comment(f"adjoint of the parallel loop of line {line}, its iterations in "
-                   "interleaved chunks, each recomputing its values")
+                   "interleaved chunks, " + ("each recomputing its values" if taped is None
+                                             else "each reading its values from tapes"))
     set_line(note, line)
     head = [assign(trips, call("len", copy.deepcopy(s.iter)), line),
             assign(chunks, call("rt.chunk_count", load(trips)), line)]
     rev = pops + rebind + [note] + head + plan.before + [outer] + plan.after
-    return fwd + primal(cx, s), rev
+    return fwd + forward, rev
+
+
+def _taped(cx: Context, it: _Iteration, local: set[str]
+           ) -> dict[str, list[str] | str] | None:
+    """The tapes of an iteration whose adjoint reads only numbers, or tuples of numbers
+    (a callee's residuals), it computed, with no inner loop: value -> its dtype (a
+    list of dtypes, one per item, for a tuple); None when the pullback recomputes."""
+    if it.cursors or it.full or any(isinstance(n, gast.For | gast.While)
+                                    for n in gast.walk(module(it.whole))):
+        return None
+    if not all(isinstance(st, gast.Assign) and isinstance(st.value, gast.Constant)
+               for st in it.init):
+        return None
+    dtypes = {"float": cx.float_dtype, "int": "np.int64", "bool": "np.bool_"}
+    out = {}
+    for name, kind in it.residuals:
+        if name not in local:
+            continue
+        if isinstance(kind, tuple) and all(k in dtypes for k in kind):
+            out[name] = [dtypes[k] for k in kind]
+        elif kind in dtypes:
+            out[name] = dtypes[kind]
+        else:
+            return None
+    return out
+
+
+def _read_back(tapes: list[str], dtype: list[str] | str, k: str) -> gast.expr:
+    """The value the ``k``-th iteration stored: a number, or a tuple of them."""
+    items = [subscript_of(load(tape), load(k)) for tape in tapes]
+    return tuple_of(items) if isinstance(dtype, list) else items[0]
+
+
+def _taped_forward(cx: Context, s: gast.For, it: _Iteration, tapes: dict[str, list[str]],
+                   dtypes: dict[str, list[str] | str]) -> list[gast.stmt]:
+    """The parallel loop's forward sweep storing, at each iteration's index, the values
+    its adjoint reads (``tapes``: value -> its tapes, one per item of a tuple)."""
+    line = line_of(s)
+    trips, k = cx.namer.fresh("trips"), cx.namer.fresh("k")
+    cx.kinds[trips] = cx.kinds[k] = "int"
+    out = [assign(trips, call("len", copy.deepcopy(s.iter)), line)]
+    stores = []
+    for name, named in tapes.items():
+        kinds = dtypes[name] if isinstance(dtypes[name], list) else [dtypes[name]]
+        for j, (tape, dtype) in enumerate(zip(named, kinds, strict=True)):
+            out.append(assign(tape, call("np.empty", load(trips),
+                                         gast.parse(dtype, mode="eval").body), line))
+            cx.residual(tape)
+            item = subscript_of(load(name), j) if isinstance(dtypes[name], list) \
+                else load(name)
+            stores.append(assignment([store_item(load(tape), load(k))], item))
+    node = for_stmt(store(k), call("rt.prange", load(trips)),
+                    [assign(s.target.id, _index(s, k), line)] + it.init + it.whole + stores)
+    set_line(node, line)
+    return out + [node]
 
 
 def _iteration(cx: Context, s: gast.For, facts: Iterations, block: Block) -> _Iteration:
@@ -172,7 +246,8 @@ def _iteration(cx: Context, s: gast.For, facts: Iterations, block: Block) -> _It
     try:
         forward, adjoint = block(cx, s.body, Where())
         made = _Iteration(cx.fwd_init, _without_sums(forward, facts.reductions), cx.cursors,
-                          adjoint, set())
+                          adjoint, set(), forward,
+                          list(zip(cx.residuals, cx.residual_kinds, strict=True)))
     finally:
         (cx.fwd_init, cx.residuals, cx.residual_kinds, cx.cursors, cx.stable,
          cx.unwritten) = kept
@@ -245,6 +320,8 @@ def _cotangents(cx: Context, s: gast.For, facts: Iterations, it: _Iteration,
             plan.before.append(_buffer(cx, s, name, parts, chunks))
             plan.renames[d] = load(mine)
             array = isinstance(kind, ArrayKind)
+            if array:  # made full when the chunk starts
+                it.adjoint = _made_before(it.adjoint, d)
             start = call("np.zeros", call("np.shape", load(name))) if array else const(0.0)
             plan.chunk_open.append(assign(mine, start, cx.line))
             plan.chunk_close.append(assignment([store_item(load(parts), load(chunk))],
