@@ -173,6 +173,7 @@ def _item_writes(body: list[gast.stmt], facts: Iterations, loop: gast.For,
     """Arrays bound before the loop whose items the body writes, each at the loop's
     index on the first axis and never read in the body."""
     writes: set[str] = set()
+    rebound = facts.index in stored_names(body)  # then out[i] may be any item
     for node in gast.walk(module(body)):
         if not (isinstance(node, gast.Assign) and isinstance(node.targets[0], gast.Subscript)):
             continue
@@ -185,6 +186,11 @@ def _item_writes(body: list[gast.stmt], facts: Iterations, loop: gast.For,
             raise _refused(locate, node, f"an iteration writes an item of '{base.id}' that "
                            "another iteration may write or read", f"write {base.id}"
                            f"[{facts.index}] (the loop's index first), or loop with range")
+        if rebound:
+            raise _refused(locate, node, f"an iteration writes '{base.id}[{facts.index}]' "
+                           f"but rebinds the loop's index '{facts.index}': it may write "
+                           "another iteration's item", "bind another name instead of the "
+                           "loop's index")
         writes.add(base.id)
     for name in sorted(writes):
         read = [n for n in gast.walk(module(body)) if isinstance(n, gast.Name)

@@ -231,3 +231,24 @@ def test_a_domain_error_in_an_iteration_raises_at_the_users_line(jit):
         g(args[0], -1.0, args[2])  # log(sigma) in the helper the loop calls
     note = "\n".join(getattr(info.value, "__notes__", []))
     assert "parallel_programs.py:" in note and "math.log(sigma)" in note
+
+
+# ---- found by tests/fuzz/parallel_fuzz.py ---------------------------------------------------
+def rebinds_the_index(x):
+    out = np.zeros(x.shape[0])
+    for i in numba.prange(x.shape[0]):
+        value = x[i] * x[i]
+        i = 0
+        out[i] = value
+    return np.sum(out * out)
+
+
+def test_a_write_at_the_index_after_the_index_is_rebound_is_refused():
+    # out[i] with i = 0: every iteration writes item 0, which the last one keeps; it was
+    # accepted as a write at the loop's index (a wrong gradient on the Python path, a race
+    # with Numba)
+    x = np.linspace(0.1, 0.9, 5)
+    with pytest.raises(ad.NonDifferentiableError, match="rebinds the loop's index 'i'") as info:
+        ad.gradient(ad.differentiable(rebinds_the_index, jit=False, parallel=True))(x)
+    assert f"{__file__}:{rebinds_the_index.__code__.co_firstlineno + 5}:" in str(info.value)
+    check_grads(rebinds_the_index, x, paths=("python",))  # serially it differentiates
