@@ -80,7 +80,7 @@ def pow_curvature(a, b):
     ``a == 0`` (where the formula would read ``0.0 ** -2``).
 
     >>> pow_curvature(3.0, 2), pow_curvature(0.0, 0), pow_curvature(0.0, 1.0)
-    (6.0, 0.0, 0.0)
+    (2.0, 0.0, 0.0)
     """
     if b == 0 or b == 1:
         return 0.0 * a
