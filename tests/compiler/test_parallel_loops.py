@@ -252,3 +252,18 @@ def test_a_write_at_the_index_after_the_index_is_rebound_is_refused():
         ad.gradient(ad.differentiable(rebinds_the_index, jit=False, parallel=True))(x)
     assert f"{__file__}:{rebinds_the_index.__code__.co_firstlineno + 5}:" in str(info.value)
     check_grads(rebinds_the_index, x, paths=("python",))  # serially it differentiates
+
+
+def writes_through_an_alias(x):
+    shifted = np.zeros(x.shape[0])
+    out = shifted
+    for i in numba.prange(1, x.shape[0]):
+        out[i] = x[i] * shifted[i - 1]
+    return np.sum(out)
+
+
+def test_a_write_into_memory_another_name_reads_is_refused():
+    # out and shifted are one array: iteration i writes the item iteration i + 1 reads
+    x = np.linspace(0.1, 0.9, 5)
+    with pytest.raises(ad.NonDifferentiableError, match="may share memory with 'shifted'"):
+        ad.gradient(ad.differentiable(writes_through_an_alias, jit=False, parallel=True))(x)

@@ -30,6 +30,7 @@ import gast
 
 from s2s_ad.compiler.independence import Iterations, iterations
 from s2s_ad.compiler.reverse import calls, saving
+from s2s_ad.compiler.reverse.aliasing import sharing
 from s2s_ad.compiler.reverse.context import Context, Where
 from s2s_ad.compiler.syntax.annotations import is_parallel, line_of, set_line
 from s2s_ad.compiler.syntax.builders import (
@@ -132,6 +133,14 @@ def loop(cx: Context, s: gast.For, where: Where, block: Block) -> tuple[list, li
             "function, use range, or differentiate with parallel=False")
     facts = iterations(cx.norm.node.body, s, cx.kinds, cx.norm.parsed.location,
                        set(cx.norm.locals) | set(cx.norm.temps) | set(cx.hidden))
+    for name in sorted(facts.writes):
+        shared = sorted(set(sharing(cx, name)) & (facts.reads | facts.writes) - {name})
+        if shared:
+            raise NonDifferentiableError(
+                f"the loop writes items of '{name}', which may share memory with "
+                f"'{shared[0]}' it also uses: an iteration could read or write another's "
+                "item (parallel loop)", cx.norm.parsed.location(s),
+                f"write into a new array ({name} = np.empty_like(...)) instead")
     it = _iteration(cx, s, facts, block)
     cx.line = line
     fwd: list[gast.stmt] = []
