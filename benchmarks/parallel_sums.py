@@ -132,7 +132,8 @@ def report(rows: list[tuple[str, str, dict]], started: str, load: tuple[str, str
     from run import machine
 
     m = machine()
-    out = [f"{started}, `{command}`; {m['cpus']} CPUs ({m['cpu']}), {m['ram']}, {m['os']}; "
+    out = ["# Parallel loops (issue 25)",
+           f"{started}, `{command}`; {m['cpus']} CPUs ({m['cpu']}), {m['ram']}, {m['os']}; "
            f"Numba {numba.__version__} ({numba.threading_layer()} threading layer), "
            f"{numba.get_num_threads()} threads; load average {load[0]} before, {load[1]} "
            "after. Times are the fastest of interleaved rounds; in parentheses the ratio to "
@@ -147,16 +148,6 @@ def report(rows: list[tuple[str, str, dict]], started: str, load: tuple[str, str
         out.append(f"| {name} | {size} | {fmt(t['primal'])} | " + " | ".join(cells)
                    + f" | **{t['one_thread'] / t['parallel']:.2f}×** |")
     return "\n".join(out) + "\n"
-
-
-def update_readme(readme: Path, results: str) -> None:
-    text = readme.read_text()
-    if README_START not in text or README_END not in text:
-        print(f"{readme}: no {README_START} / {README_END} markers; not updated")
-        return
-    head, rest = text.split(README_START, 1)
-    readme.write_text(f"{head}{README_START}\n{results.strip()}\n{README_END}"
-                      f"{rest.split(README_END, 1)[1]}")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -177,7 +168,9 @@ def main(argv: list[str] | None = None) -> int:
     text = report(rows, started, (load_before, load_after), command)
     print(text)
     if not args.quick:
-        update_readme(HERE / "README.md", text)
+        from run import update_readme
+
+        update_readme(HERE / "README.md", text, (README_START, README_END))
     return 0
 
 

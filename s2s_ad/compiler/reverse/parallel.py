@@ -268,16 +268,21 @@ def _iteration(cx: Context, s: gast.For, facts: Iterations, block: Block) -> _It
 def _without_sums(stmts: list[gast.stmt], sums: set[str]) -> list[gast.stmt]:
     """``stmts`` without the additions into the loop's sums (``total = total + v``): the
     pullback recomputes an iteration's values, not the sums, which it never reads."""
+    return _dropped(stmts, lambda s: isinstance(s, gast.Assign) and isinstance(
+        s.targets[0], gast.Name) and s.targets[0].id in sums)
+
+
+def _dropped(stmts: list[gast.stmt], drop: Callable[[gast.stmt], bool]) -> list[gast.stmt]:
+    """Copies of ``stmts`` without the statements ``drop`` picks, in branches and loops too."""
     out = []
     for s in stmts:
-        if isinstance(s, gast.Assign) and isinstance(s.targets[0], gast.Name) \
-                and s.targets[0].id in sums:
+        if drop(s):
             continue
         if isinstance(s, gast.If | gast.For | gast.While):
             s = copy.copy(s)
-            s.body = _without_sums(s.body, sums) or [pass_stmt()]
+            s.body = _dropped(s.body, drop) or [pass_stmt()]
             if hasattr(s, "orelse"):
-                s.orelse = _without_sums(s.orelse, sums)
+                s.orelse = _dropped(s.orelse, drop)
         out.append(s)
     return out
 
@@ -343,24 +348,14 @@ def _cotangents(cx: Context, s: gast.For, facts: Iterations, it: _Iteration,
 
 def _made_before(stmts: list[gast.stmt], d: str) -> list[gast.stmt]:
     """``stmts`` without making the array cotangent ``d`` full on its first use
-    (``if d.size == 0: d = rt.materialize(d, x)``): it is made full before the loop."""
+    (``if d.size == 0: d = rt.materialize(d, x)``): it is made full before."""
     def makes(s: gast.stmt) -> bool:
         if isinstance(s, gast.If):
             return bool(s.body) and all(map(makes, s.body)) and not s.orelse
         return isinstance(s, gast.Assign) and stored_names(s) == [d] and \
             isinstance(s.value, gast.Call) and isinstance(s.value.func, gast.Attribute) \
             and s.value.func.attr == "materialize"
-    out = []
-    for s in stmts:
-        if makes(s):
-            continue
-        if isinstance(s, gast.If | gast.For | gast.While):
-            s = copy.copy(s)
-            s.body = _made_before(s.body, d) or [pass_stmt()]
-            if hasattr(s, "orelse"):
-                s.orelse = _made_before(s.orelse, d)
-        out.append(s)
-    return out
+    return _dropped(stmts, makes)
 
 
 def _buffer(cx: Context, s: gast.For, name: str, parts: str, chunks: str) -> gast.stmt:
