@@ -327,6 +327,18 @@ def check_program(program, directory: Path, jit: bool) -> list[tuple[str, str, s
              source) for label, source in made]
 
 
+def check_numbers(seed: int, numbers, directory: Path, jit: bool):
+    """(number, program seed, :func:`check_program` of it) for each program number: two
+    of three from :class:`ParallelGenerator`, the third from the base generator."""
+    for k in numbers:
+        program_seed = seed * 1_000_000 + k
+        make = program_from_seed if k % 3 == 2 else parallel_program_from_seed
+        yield k, program_seed, check_program(make(program_seed), directory, jit)
+
+
+FAILURES = ("wrong", "crash", "invalid")  # the other statuses are fine
+
+
 # ---------------------------------------------------------------------------
 # Hand-made adversarial programs: each right or refused at a line
 # ---------------------------------------------------------------------------
@@ -911,6 +923,72 @@ def f(x):
 """, _X)
 
 
+_adversarial("two_loops_sum_into_one_total", """
+def f(x, w):
+    total = 0.0
+    for i in numba.prange(x.shape[0]):
+        total += math.sin(x[i] * w)
+    half = total * 0.5
+    for j in numba.prange(1, x.shape[0]):
+        total -= x[j] * half * w
+    return total * total
+""", _X, 0.4)
+_adversarial("range_bounds_rebound_after", """
+def f(x, w):
+    start = 1
+    step = 2
+    total = 0.0
+    for i in numba.prange(start, x.shape[0], step):
+        total += x[i] * x[i - 1] * w
+    start = 0
+    step = 1
+    for j in range(start, 3, step):
+        total = total + x[j] * w
+    return total
+""", _X, 0.4)
+_adversarial("gathered_rows_with_int_indices", """
+INDEX = np.array([2, 0, 4, 1, 3, 3])
+
+
+def f(a, w):
+    total = 0.0
+    for k in numba.prange(INDEX.shape[0]):
+        row = a[INDEX[k]]
+        total += np.sum(row * row) * w + row[0] * a[k % 5, 1]
+    return total
+""", _A, 0.7)
+_adversarial("helper_returning_a_tuple", """
+def parts(a, b):
+    return a * b, a - b
+
+
+def f(x, w):
+    total = 0.0
+    for i in numba.prange(x.shape[0]):
+        p, q = parts(x[i], w)
+        total += p * q
+    return total
+""", _X, 0.4)
+_adversarial("sum_read_after_and_in_a_second_loop", """
+def f(x):
+    total = 0.0
+    for i in numba.prange(x.shape[0]):
+        total += x[i] ** 2
+    out = np.zeros(x.shape[0])
+    for i in numba.prange(x.shape[0]):
+        out[i] = x[i] / (1.0 + total)
+    return np.sum(out * out) + total
+""", _X)
+_adversarial("written_array_returned_then_changed", """
+def f(x, w):
+    out = np.zeros(x.shape[0])
+    for i in numba.prange(x.shape[0]):
+        out[i] = math.exp(x[i] * w)
+    out[2] = out[3] * w
+    return out
+""", _X, 0.4)
+
+
 # ---------------------------------------------------------------------------
 # Running
 # ---------------------------------------------------------------------------
@@ -920,7 +998,7 @@ def _summary(counts, reasons, failures, programs_with_loops, total, seconds) -> 
     lines = [f"{total} programs, {programs_with_loops} with top-level range loops, "
              f"{sum(counts.values())} variants in {seconds:.0f} s: {dict(counts)}"]
     for reason, n in reasons.most_common():
-        lines.append(f"{n:6d}  refused: {reason}")
+        lines.append(f"{n:6d}  {'' if ': ' in reason[:14] else 'refused: '}{reason}")
     for label, status, detail, source in failures:
         lines.append(f"\n### {label}: {status.upper()}\n{source}\n{detail}")
     return "\n".join(lines)
@@ -943,9 +1021,9 @@ def main() -> None:
 
     def note(label: str, status: str, detail: str, source: str) -> None:
         counts[status] += 1
-        if status == "refused":
-            reasons[detail] += 1
-        if status in ("wrong", "crash", "invalid"):
+        if status in ("refused", "jit-refused", "serial-crash", "fd-disagrees"):
+            reasons[f"{status}: {detail}" if status != "refused" else detail] += 1
+        if status in FAILURES:
             failures.append((label, status, detail, source))
             print(f"### {label}: {status.upper()}\n{source}\n{detail}\n", flush=True)
 
@@ -957,10 +1035,8 @@ def main() -> None:
             note(name, status, detail, source)
             print(f"{name}: {status} {detail[:150]}", flush=True)
     else:
-        for k in range(options.start, options.start + options.count):
-            seed = options.seed * 1_000_000 + k
-            make = program_from_seed if k % 3 == 2 else parallel_program_from_seed
-            made = check_program(make(seed), directory, options.jit)
+        numbers = range(options.start, options.start + options.count)
+        for k, seed, made in check_numbers(options.seed, numbers, directory, options.jit):
             total += 1
             with_loops += bool(made)
             for label, status, detail, source in made:
