@@ -896,16 +896,18 @@ def memory_size(sizes: list[int]) -> int:
 README_START, README_END = "<!-- results: start -->", "<!-- results: end -->"
 
 
-def update_readme(readme: Path, results: str) -> None:
-    """Put ``results`` (without its title line) between the README's markers."""
+def update_readme(readme: Path, results: str,
+                  markers: tuple[str, str] = (README_START, README_END)) -> None:
+    """Put ``results`` (without its title line) between the README's ``markers``."""
+    start, end = markers
     text = readme.read_text()
-    if README_START not in text or README_END not in text:
-        print(f"{readme}: no {README_START} / {README_END} markers; not updated")
+    if start not in text or end not in text:
+        print(f"{readme}: no {start} / {end} markers; not updated")
         return
     body = results.split("\n", 1)[1].strip()
-    head, rest = text.split(README_START, 1)
-    tail = rest.split(README_END, 1)[1]
-    readme.write_text(f"{head}{README_START}\n{body}\n{README_END}{tail}")
+    head, rest = text.split(start, 1)
+    tail = rest.split(end, 1)[1]
+    readme.write_text(f"{head}{start}\n{body}\n{end}{tail}")
     print(f"tables copied into {readme}")
 
 

@@ -66,6 +66,7 @@ class DifferentiableFunction:
             raise ValueError(f"jit must be 'auto', True or False, not {jit!r}")
         self.fn = fn
         self.__s2s_ad_wraps__ = fn  # what differentiated code calling it differentiates
+        wrt = (wrt,) if isinstance(wrt, str | int) else wrt  # one name or position
         self.wrt = tuple(wrt) if wrt is not None else None
         self.jit = jit
         self.parallel = bool(parallel)  # prange loops run in parallel

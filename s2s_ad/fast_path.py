@@ -163,9 +163,27 @@ def build_jvp_plan(parts: PlanParts, tangent_keys: tuple,
     the kernel takes it is passed as it is; another is converted and must then be of
     the type seen; a tangent of an argument not differentiated must be ``None`` or a
     zero number: anything else misses, and the full path checks it."""
+    bound = plan_names(parts, convert=convert)
+    lines, arguments = jvp_lines(parts, tangent_keys, bound)
+    return made_plan("primals, tangents",
+                     lines + called(f"return kernel({', '.join(arguments)})"), bound)
+
+
+def plan_names(parts: PlanParts, **more: Any) -> dict[str, Any]:
+    """The names a plan of ``parts`` starts from (``more`` added)."""
     holds, dependencies = parts.holds
-    bound: dict[str, Any] = {"MISS": MISS, "kernel": parts.kernel, "note": parts.note,
-                             "convert": convert, **dependencies}
+    return {"MISS": MISS, "kernel": parts.kernel, "note": parts.note, **more, **dependencies}
+
+
+def jvp_lines(parts: PlanParts, tangent_keys: tuple, bound: dict[str, Any],
+              zeros: frozenset[int] = frozenset()) -> tuple[list[str], list[str]]:
+    """The lines of a plan of ``(primals, tangents)`` up to the kernel's call (see
+    :func:`build_jvp_plan`), and the kernel's arguments: the primals, the globals, the
+    tangents of the differentiated arguments, and a zero tangent (``convert(position,
+    value, None)``) for each position in ``zeros`` not differentiated, numbering the
+    arguments then the globals (forward mode over gradient code differentiates every
+    float value it takes)."""
+    holds = parts.holds[0]
     n = len(parts.arg_keys)
     names = [f"a{i}" for i in range(n)]
     tests = [guard(name, key, bound) for name, key in zip(names, parts.arg_keys, strict=True)]
@@ -186,6 +204,8 @@ def build_jvp_plan(parts: PlanParts, tangent_keys: tuple,
         if i not in parts.wrt_positions:
             lines += [f"if t{i} is not None and (type(t{i}) not in {numbers} or t{i} != 0):",
                       "    return MISS"]
+            if i in zeros:
+                carried.append(_zero(i, f"a{i}", parts.arg_keys[i]))
             continue
         key = tangent_keys[parts.wrt_positions.index(i)]
         test = guard(f"t{i}", key, bound)
@@ -194,14 +214,28 @@ def build_jvp_plan(parts: PlanParts, tangent_keys: tuple,
         lines += [f"c{i} = t{i}", f"if not ({test}):", f"    c{i} = convert({i}, a{i}, t{i})",
                   f"    if not ({guard(f'c{i}', key, bound)}):", "        return MISS"]
         carried.append(f"c{i}")
-    call = f"kernel({', '.join([*names, *values, *carried])})"
-    lines += ["try:", f"    return {call}", "except Exception as exc:", "    note(exc)",
-              "    raise"]
+    carried += [_zero(n + j, f"g{j}", key) for j, (_, key) in enumerate(parts.globals)
+                if n + j in zeros]
+    return lines, [*names, *values, *carried]
+
+
+def _zero(position: int, expr: str, key: Any) -> str:
+    """The zero tangent of the value ``expr`` of type ``key`` at ``position``."""
+    return "0.0" if key is float else f"convert({position}, {expr}, None)"
+
+
+def called(statement: str) -> list[str]:
+    """``statement`` calling the kernel, an exception it raises noted with the user's line."""
+    return ["try:", f"    {statement}", "except Exception as exc:", "    note(exc)", "    raise"]
+
+
+def made_plan(params: str, lines: list[str], bound: dict[str, Any]) -> Callable:
+    """The function ``plan(<params>)`` running ``lines``, over the names ``bound``."""
     body = "\n".join("        " + line for line in lines)
-    source = (f"def make({', '.join(bound)}):\n    def plan(primals, tangents):\n{body}\n"
+    source = (f"def make({', '.join(bound)}):\n    def plan({params}):\n{body}\n"
               "    return plan\n")
     space: dict[str, Any] = {}
-    exec(source, space)  # noqa: S102 - built above from fixed templates
+    exec(source, space)  # noqa: S102 - built from fixed templates
     plan = space["make"](*bound.values())
     plan.source = source
     return plan

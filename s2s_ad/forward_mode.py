@@ -115,20 +115,20 @@ def _plan(df: DifferentiableFunction, t: Transform, fn: Callable, args: tuple,
     if hit is None or hit[0] is not t or hit[1] is not fn:
         holds = ("True", {}) if t.dependencies is None else t.dependencies.condition("d_")
         parts = PlanParts(arg_keys, holds, fn,
-                          functools.partial(_note_location, t, fn))
+                          functools.partial(note_location, t, fn))
         parts.globals = [(read.value, k)
                          for read, k in zip(t.generated.hidden, global_keys, strict=True)]
         parts.wrt_positions = list(t.wrt_positions)
         params, owner = t.parsed.params, df.__name__
 
         def convert(position: int, primal: Any, tangent: Any) -> Any:
-            return _tangent_of(owner, params[position], primal, tangent)
+            return tangent_of(owner, params[position], primal, tangent)
 
         hit = made[key] = (t, fn, build_jvp_plan(parts, tangent_keys, convert))
     return hit[2]
 
 
-def _note_location(t: Transform, fn: Callable, exc: BaseException) -> None:
+def note_location(t: Transform, fn: Callable, exc: BaseException) -> None:
     """Add to ``exc``, raised by the tangent kernel ``fn`` of ``t``, the user's line
     (as :func:`s2s_ad.api.running` does)."""
     add_location_note(exc, t.module.path.parent, t.name,
@@ -143,14 +143,14 @@ def tangents_in(df: DifferentiableFunction, t: Transform, args: tuple,
     carried = []
     for pos, (name, primal, tangent) in enumerate(zip(params, args, tangents, strict=True)):
         if pos in t.wrt_positions:
-            carried.append(_tangent_of(df.__name__, name, primal, tangent))
+            carried.append(tangent_of(df.__name__, name, primal, tangent))
         elif tangent is not None and np.any(np.asarray(tangent) != 0):
             raise ArgumentError(f"argument '{name}' of {df.__name__} is not differentiated, "
                                 "so its tangent must be None or zero")
     return carried
 
 
-def _tangent_of(owner: str, name: str, primal: Any, tangent: Any) -> Any:
+def tangent_of(owner: str, name: str, primal: Any, tangent: Any) -> Any:
     """The tangent of argument ``name`` of function ``owner`` as the kernel takes it
     (a structure or tuple as the tuple of its leaves' tangents)."""
     if has_structure(primal) or type(primal) is tuple:
@@ -189,7 +189,7 @@ def _leaf_tangents(owner: str, name: str, primal: Any, tangent: Any) -> tuple:
     if any(_nonzero(g) and not _nonzero(c) for g, c in zip(given, cut, strict=True)):
         raise ArgumentError(f"the tangent of argument '{name}' of {owner} moves a field "
                             "marked no_derivative: give it a zero tangent")
-    return tuple(_tangent_of(owner, f"{name}[{k}]", p, t)
+    return tuple(tangent_of(owner, f"{name}[{k}]", p, t)
                  for k, (p, t) in enumerate(zip(flat, cut, strict=True)))
 
 

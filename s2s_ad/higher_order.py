@@ -35,10 +35,13 @@ from .api import (
 from .boundary import lowered_args, passed_globals, type_key
 from .compiler.pipeline import Transform
 from .errors import ArgumentError, Location, NonDifferentiableError
+from .fast_path import MISS
 from .forward_mode import jvp, jvp_callable, tangents_in
 from .gradient_object import GradientOf
+from .hvp_plan import install, steady_plan
 
 _gradient_code: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+_LISTS = (tuple, list)  # the primals and tangents a plan takes (the full path: any iterable)
 _LINE_COMMENT = re.compile(r"# (?:adjoint of |tangent of )?line (\d+)")
 
 
@@ -140,7 +143,7 @@ def _plan_for(df: DifferentiableFunction, primals: tuple, tangents: tuple) -> _P
                             f"), defaults included")
     inner_t = _gradient_code_transform(t, inner, passed)
     full = tangents + (None,) * (len(passed) - len(tangents))
-    carried = tangents_in(inner, inner_t, passed, full)
+    carried = tangents_in(df, inner_t, passed, full)
     fn = jvp_callable(inner, inner_t, (*passed, *carried))
     plans[key] = plan = _Plan(t, inner, inner_t, fn,
                               tuple(map(type_key, passed[len(primals):])))
@@ -152,11 +155,24 @@ def value_gradient_and_hvp(f: Callable, primals: Sequence, tangents: Sequence, *
     """``(f(*primals), gradient, H @ tangents)`` in one forward-over-reverse run;
     ``tangents`` as in :func:`jvp` (one per argument, None for those not differentiated).
     The gradient and the product are bare for one differentiated parameter, else
-    tuples.  After the first call with arguments of given types, a call reads the
-    globals, checks the tangents and runs the compiled code.
+    tuples.  After one call with given argument types, later calls like it run a plan
+    (:mod:`s2s_ad.hvp_plan`) that checks the types, reads the globals and runs the
+    compiled code; a redefined helper, a rebound global function or other argument
+    types miss it, and the call takes the full path.
     """
     df = as_differentiable(f, wrt)
-    primals, tangents = tuple(primals), tuple(tangents)
+    plan = steady_plan(df)
+    if plan is not None and type(primals) in _LISTS and type(tangents) in _LISTS:
+        result = plan(primals, tangents)
+        if result is not MISS:
+            return result
+    return _full_hvp(df, tuple(primals), tuple(tangents))
+
+
+def _full_hvp(df: DifferentiableFunction, primals: tuple, tangents: tuple
+              ) -> tuple[Any, Any, Any]:
+    """The full path of :func:`value_gradient_and_hvp`: find the plan, check the
+    tangents, run; then install the steady-state plan of this call."""
     if len(tangents) != len(primals):
         raise ArgumentError(f"hvp of {df.__name__}: {len(primals)} primals but "
                             f"{len(tangents)} tangents (give one per argument)")
@@ -169,8 +185,9 @@ def value_gradient_and_hvp(f: Callable, primals: Sequence, tangents: Sequence, *
                                 "so its tangent must be None or zero")
     passed = (*primals, *passed_globals(t, t.global_values()))
     full = tangents + (None,) * (len(passed) - len(tangents))
-    carried = tangents_in(plan.inner, plan.inner_t, passed, full)
+    carried = tangents_in(df, plan.inner_t, passed, full)
     (value, grads), (_, products) = running(plan.inner_t, plan.fn, *passed, *carried)
+    install(df, t, plan.inner_t, plan.fn, passed, carried)
     if len(t.wrt_positions) == 1:
         return value, grads[0], products[0]
     return value, grads, products

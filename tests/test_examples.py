@@ -119,3 +119,13 @@ def test_forward_sensitivities_of_a_simulation(tmp_path):
         ["beta", "gamma", "i0"]
     assert float(lines[4].split()[-1]) < 1e-6 and float(lines[5].split()[-1]) < 1e-12
     assert lines[6].endswith("gives the same columns: True")
+
+
+@pytest.mark.slow  # two fits, each compiled (one with Numba's parallel=True)
+def test_parallel_fit_takes_the_same_steps_as_the_serial_fit(tmp_path):
+    lines = run_example("parallel_fit.py", tmp_path).splitlines()
+    serial = next(line for line in lines if line.startswith("serial:")).split(",")
+    parallel = next(line for line in lines if line.startswith("parallel:")).split(",")
+    assert serial[:2] == parallel[:2]  # the same iterations and the same nll (6 digits)
+    assert "means found: -2.00 1.50" in lines[-2]
+    assert float(lines[-1].rsplit(" ", 1)[1]) < 1e-8

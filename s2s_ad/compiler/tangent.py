@@ -83,6 +83,13 @@ from s2s_ad.compiler.syntax.names import module_function_name
 from s2s_ad.compiler.tangent_custom import custom_call, refused_hook
 from s2s_ad.compiler.tangent_directions import directions_function
 from s2s_ad.compiler.tangent_kernels import kernel_tangent
+from s2s_ad.compiler.tangent_tapes import (
+    TapeGroup,
+    group_item,
+    group_kind,
+    group_statements,
+    tape_groups,
+)
 from s2s_ad.errors import NonDifferentiableError
 from s2s_ad.kinds import ArrayKind, Kind, ListKind
 from s2s_ad.rules.registry import lookup, parse_template
@@ -103,6 +110,7 @@ class TangentPass:
         self.shown: int | None = None  # the source line the last "# line N" comment named
         self.pre: list[gast.stmt] = []  # statements a tangent expression needs first
         self.callees: dict[str, object] = {}  # bound name -> the called function's transform
+        self.groups: dict[str, TapeGroup] = {}  # growing tape -> its group (tangent_tapes)
 
     # -- names --------------------------------------------------------------------------
     def tangent(self, name: str) -> str:
@@ -217,6 +225,9 @@ class TangentPass:
         name = target.id
         if name not in self.varied:
             return [primal]
+        if name in self.groups:  # a growing tape: its group's tangent tape, at the first
+            grouped = group_statements(self.groups[name], s, self.line)
+            return [primal] + (self.header() + grouped if grouped else [])
         prim = classify(s.value)
         if isinstance(prim, FunctionCall):
             return self.call_function(s, name, prim)
@@ -255,7 +266,10 @@ class TangentPass:
         if array not in self.varied:
             return []
         value = load(self.tangent(s.value.id)) if self.carries(s.value) else const(0.0)
-        node = assignment([store_item(load(self.tangent(array)), target.slice)], value)
+        tape, index = (load(self.groups[array].name),
+                       group_item(self.groups[array], array, target.slice)) \
+            if array in self.groups else (load(self.tangent(array)), target.slice)
+        node = assignment([store_item(tape, index)], value)
         set_line(node, self.line)
         return self.header() + [node]
 
@@ -303,6 +317,10 @@ class TangentPass:
                 static_slice(s.value.slice) is None:
             raise NonDifferentiableError("a tuple slice needs constant bounds", self.location(s))
         node = copy.copy(s.value)
+        if base.id in self.groups:
+            node.value = load(self.groups[base.id].name)
+            node.slice = group_item(self.groups[base.id], base.id, s.value.slice)
+            return node
         node.value = load(self.tangent(base.id))
         return node
 
@@ -464,6 +482,9 @@ def tangent_function(cx: Context, directions: bool = False) -> tuple[gast.Functi
     with ``directions``, its form carrying several directions per run
     (:mod:`s2s_ad.compiler.tangent_directions`)."""
     tangent_pass = TangentPass(cx)
+    if not directions:  # (the directions form keeps a tangent tape per tape)
+        tangent_pass.groups = tape_groups(cx.norm.node, tangent_pass.varied, cx.namer.fresh)
+        cx.kinds.update((g.name, group_kind()) for g in tangent_pass.groups.values())
     fdef = tangent_pass.build()
     if not directions:
         return fdef, tangent_pass.callees

@@ -134,7 +134,7 @@ def _slice_reductions(row) -> dict:
 SLOPES = {
     **{helper: entry for row in _SLICE_ROWS for helper, entry in _slice_reductions(row).items()},
     runtime.log_or_zero: (("a",), {"a": "g / a"}, floats),
-    runtime.pow_slope: (("a", "b"), {"a": "g * b * rt.pow_slope(a, b - 1.0)",
+    runtime.pow_slope: (("a", "b"), {"a": "g * rt.pow_curvature(a, b)",
                                      "b": "g * a ** (b - 1.0) * (1.0 + b * rt.log_or_zero(a))"},
                         floats),
     runtime.cbrt: (("x",), {"x": "g / (3.0 * z * z)"}, floats),

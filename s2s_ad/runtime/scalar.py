@@ -21,6 +21,7 @@ __all__ = [
     "astype_int",
     "cbrt",
     "fmod",
+    "pow_curvature",
     "fsum",
     "int_pow",
     "number_as_float",
@@ -70,6 +71,20 @@ def pow_slope(a, b):
     if b == 0:
         return 0.0 * a
     return b * a ** (b - 1.0)
+
+
+@register_jitable
+def pow_curvature(a, b):
+    """``b * (b - 1) * a ** (b - 2)``, the derivative of ``pow_slope(a, b)`` in ``a``
+    (second derivatives): 0 where the slope is constant (``b`` 0 or 1), also at
+    ``a == 0`` (where the formula would read ``0.0 ** -2``).
+
+    >>> pow_curvature(3.0, 2), pow_curvature(0.0, 0), pow_curvature(0.0, 1.0)
+    (2.0, 0.0, 0.0)
+    """
+    if b == 0 or b == 1:
+        return 0.0 * a
+    return b * (b - 1.0) * a ** (b - 2.0)
 
 
 def int_pow(a, b):

@@ -23,7 +23,8 @@ __all__ = ["accumulate", "add_in_place", "block_push", "block_read", "grow", "ma
 
 @register_jitable
 def grow(tape, position):
-    """``tape`` with room for index ``position``: half as long again when full.
+    """``tape`` with room for index ``position``: half as long again when full (a
+    tape of several columns, as forward mode keeps tangent tapes, grows by rows).
 
     Growing by half (not doubling) keeps the spare room, which the pullback never
     reads, under half of what the tape holds, at an amortised three copies per
@@ -35,7 +36,7 @@ def grow(tape, position):
     n = tape.shape[0]
     if position < n:
         return tape
-    bigger = np.empty(max(n + n // 2, position + 1, 8), tape.dtype)
+    bigger = np.empty((max(n + n // 2, position + 1, 8),) + tape.shape[1:], tape.dtype)
     bigger[:n] = tape
     return bigger
 

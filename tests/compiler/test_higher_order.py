@@ -259,3 +259,19 @@ def test_a_refusal_inside_the_gradient_code_names_the_users_line():
         ad.hessian(spread)(np.array([1.0, 2.0]))
     assert err.value.location.filename == __file__
     assert err.value.location.lineno == spread.__code__.co_firstlineno + 1
+
+
+@pytest.mark.parametrize("jit", [False, True])
+def test_a_power_with_a_constant_slope_has_no_curvature_at_zero(jit):
+    # d²/dp² of p ** 0 and p ** 1 is 0 everywhere, at p = 0 too, where the slope's slope
+    # written b (b - 1) p ** (b - 2) reads 0.0 ** -2 (ZeroDivisionError in Python, nan
+    # in Numba; found by the HVP fuzzer, seed 31000175); p ** 3 at p = 2: 6 p = 12.
+    def powers(base, scale):
+        total = 0.0
+        for power in range(2):
+            total += scale * base ** power
+        return total + base ** 3
+
+    hvp = ad.hvp(ad.differentiable(powers, jit=jit), (0.0, 1.5), (1.0, 0.0))
+    assert hvp == (0.0, 1.0)  # d/dscale of d/dbase: d/dbase (1 + base) = 1
+    assert ad.hvp(ad.differentiable(powers, jit=jit), (2.0, 1.5), (1.0, 0.0))[0] == 12.0

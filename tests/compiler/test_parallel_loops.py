@@ -69,9 +69,15 @@ def test_the_generated_pullback_reads_as_the_docstring_says():
     text = ad.source(ad.differentiable(fn, parallel=True), *args, stage="pullback")
     assert "# adjoint of the parallel loop of line" in text
     assert "d_mu_parts = np.zeros(chunks)" in text  # one sum per chunk for a shared number
-    assert "d_mu_parts[chunk] = d_mu_chunk" in text
+    assert "d_mu_parts[chunk] = d_mu_chunk" in text  # once per chunk
     assert "d_total_here = d_total" in text  # the sum's cotangent, read by every iteration
     assert "total = total +" not in text.split("adjoint of the parallel loop")[1]
+    # its iterations' numbers (the helper's residuals) are taped at the iteration's index
+    assert "each reading its values from tapes" in text
+    # with an inner loop, the pullback recomputes each iteration instead
+    _, fn, args = PROGRAMS[NAMES.index("gmm_loglik")]
+    text = ad.source(ad.differentiable(fn, parallel=True), *args, stage="pullback")
+    assert "each recomputing its values" in text
 
 
 def test_user_names_like_the_generated_ones_are_not_captured():
@@ -97,6 +103,7 @@ def test_entry_points_take_parallel():
     expected = ad.gradient(fn)(*args)
     _close(ad.gradient(fn, parallel=True)(*args), expected)
     _close(ad.value_and_gradient(fn, wrt=(0, 1), parallel=True)(*args)[1], expected[:2])
+    _close(ad.gradient(ad.differentiable(fn, wrt="mu", parallel=True))(*args), expected[0])
     value, pullback = ad.value_with_pullback(fn, *args, parallel=True)
     _close(pullback(1.0), expected)
     _close(ad.pullback(fn, *args, wrt="mu", parallel=True)(2.0), 2.0 * expected[0])
@@ -266,3 +273,18 @@ def test_a_later_loop_over_the_same_name_does_not_read_the_index():
     check_grads(two_loops_over_i, x, paths=("python",), parallel=True)
     _close(ad.gradient(ad.differentiable(two_loops_over_i, jit=False, parallel=True))(x),
            ad.gradient(two_loops_over_i)(x))
+
+
+def writes_through_an_alias(x):
+    shifted = np.zeros(x.shape[0])
+    out = shifted
+    for i in numba.prange(1, x.shape[0]):
+        out[i] = x[i] * shifted[i - 1]
+    return np.sum(out)
+
+
+def test_a_write_into_memory_another_name_reads_is_refused():
+    # out and shifted are one array: iteration i writes the item iteration i + 1 reads
+    x = np.linspace(0.1, 0.9, 5)
+    with pytest.raises(ad.NonDifferentiableError, match="may share memory with 'shifted'"):
+        ad.gradient(ad.differentiable(writes_through_an_alias, jit=False, parallel=True))(x)

@@ -33,8 +33,8 @@ def f_pullback(residuals, d_value):
 The parts: ``context`` (state shared by all, passed down), ``saving``
 (residuals and tapes), ``arrays`` (item reads and writes, broadcasting back),
 ``calls`` (Python functions, custom derivatives, hooks), ``statements``
-(assignments), ``control`` (blocks, branches, loops), ``assemble`` (the four
-functions).  Each imports only the parts listed before it.
+(assignments), ``parallel`` (``prange`` loops run in parallel), ``control`` (blocks,
+branches, loops), ``assemble`` (the four functions).  Each imports only the parts listed before it.
 """
 
 from s2s_ad.compiler.reverse.assemble import Generated, reverse

@@ -3,9 +3,12 @@
 With ``parallel=True``, a loop written over ``prange`` at the top level of the
 function, whose iterations are independent (:mod:`s2s_ad.compiler.independence`
 proves it or refuses the loop), runs in parallel in every generated function.
-The forward sweep runs the iterations as written and keeps nothing of them; the
-pullback runs them again in ``rt.chunk_count`` interleaved chunks, the chunks in
-parallel, each iteration recomputing its own values and then its adjoint:
+The pullback runs the iterations in ``rt.chunk_count`` interleaved chunks, the
+chunks in parallel.  When an iteration's adjoint reads only numbers (or tuples of
+numbers, a helper's residuals) and the body has no inner loop, the forward sweep
+stores them on tapes at the iteration's index and the pullback reads them back;
+otherwise the forward sweep keeps nothing and each reverse iteration first
+recomputes its own values.  Then it runs its adjoint:
 
 * the cotangents of an iteration's own values are private to it;
 * the cotangent of a value every iteration reads (a parameter, an array read at
@@ -27,6 +30,7 @@ import gast
 
 from s2s_ad.compiler.independence import Iterations, iterations
 from s2s_ad.compiler.reverse import calls, saving
+from s2s_ad.compiler.reverse.aliasing import sharing
 from s2s_ad.compiler.reverse.context import Context, Where
 from s2s_ad.compiler.syntax.annotations import is_parallel, line_of, set_line
 from s2s_ad.compiler.syntax.builders import (
@@ -41,6 +45,7 @@ from s2s_ad.compiler.syntax.builders import (
     keyword,
     load,
     loaded_names,
+    module,
     pass_stmt,
     renamed,
     store,
@@ -51,7 +56,7 @@ from s2s_ad.compiler.syntax.builders import (
     zero,
 )
 from s2s_ad.errors import NonDifferentiableError
-from s2s_ad.kinds import ArrayKind
+from s2s_ad.kinds import ArrayKind, Kind
 
 Block = Callable[[Context, list, Where], tuple[list, list]]
 
@@ -114,6 +119,8 @@ class _Iteration:
     cursors: list[gast.stmt]
     adjoint: list[gast.stmt]
     full: set[str]  # its own arrays whose cotangents start as full arrays
+    whole: list[gast.stmt]  # its forward sweep with the additions into the sums
+    residuals: list[tuple[str, Kind]]  # what its adjoint reads, as it saved them
 
 
 def loop(cx: Context, s: gast.For, where: Where, block: Block) -> tuple[list, list]:
@@ -126,6 +133,14 @@ def loop(cx: Context, s: gast.For, where: Where, block: Block) -> tuple[list, li
             "function, use range, or differentiate with parallel=False")
     facts = iterations(cx.norm.node.body, s, cx.kinds, cx.norm.parsed.location,
                        set(cx.norm.locals) | set(cx.norm.temps) | set(cx.hidden))
+    for name in sorted(facts.writes):
+        shared = sorted(set(sharing(cx, name)) & (facts.reads | facts.writes) - {name})
+        if shared:
+            raise NonDifferentiableError(
+                f"the loop writes items of '{name}', which may share memory with "
+                f"'{shared[0]}' it also uses: an iteration could read or write another's "
+                "item (parallel loop)", cx.norm.parsed.location(s),
+                f"write into a new array ({name} = np.empty_like(...)) instead")
     it = _iteration(cx, s, facts, block)
     cx.line = line
     fwd: list[gast.stmt] = []
@@ -144,20 +159,87 @@ def loop(cx: Context, s: gast.For, where: Where, block: Block) -> tuple[list, li
     for name in (trips, chunks, chunk, k):
         cx.kinds[name] = "int"
     plan = _cotangents(cx, s, facts, it, local, (chunks, chunk))
-    iteration = ([assign(facts.index, _index(s, k), line)] + it.init + plan.opening
-                 + it.forward + it.cursors + plan.zeroed + renamed(it.adjoint, plan.renames))
+    taped = _taped(cx, it, local - {facts.index})
+    if taped is None:  # recomputed: the forward sweep keeps nothing
+        forward = primal(cx, s)
+        values = it.init + it.forward + it.cursors
+    else:  # what the adjoint reads is taped, one item per iteration
+        tapes = {name: [cx.namer.fresh(f"{name}_tape")
+                        for _ in (dtypes if isinstance(dtypes, list) else [dtypes])]
+                 for name, dtypes in taped.items()}
+        forward = _taped_forward(cx, s, it, tapes, taped)
+        values = [assign(name, _read_back(tapes[name], taped[name], k), line)
+                  for name in tapes]
+    iteration = ([assign(facts.index, _index(s, k), line)] + plan.opening + values
+                 + plan.zeroed + renamed(it.adjoint, plan.renames))
     inner = for_stmt(store(k), call("range", load(chunk), load(trips), load(chunks)), iteration)
     outer = for_stmt(store(chunk), call("rt.prange", load(chunks)),
                      plan.chunk_open + [inner] + plan.chunk_close)
     set_line(inner, line)
     set_line(outer, line)
     note = comment(f"adjoint of the parallel loop of line {line}, its iterations in "
-                   "interleaved chunks, each recomputing its values")
+                   "interleaved chunks, " + ("each recomputing its values" if taped is None
+                                             else "each reading its values from tapes"))
     set_line(note, line)
     head = [assign(trips, call("len", copy.deepcopy(s.iter)), line),
             assign(chunks, call("rt.chunk_count", load(trips)), line)]
     rev = pops + rebind + [note] + head + plan.before + [outer] + plan.after
-    return fwd + primal(cx, s), rev
+    return fwd + forward, rev
+
+
+def _taped(cx: Context, it: _Iteration, local: set[str]
+           ) -> dict[str, list[str] | str] | None:
+    """The tapes of an iteration whose adjoint reads only numbers, or tuples of numbers
+    (a callee's residuals), it computed, with no inner loop: value -> its dtype (a
+    list of dtypes, one per item, for a tuple); None when the pullback recomputes."""
+    if it.cursors or it.full or any(isinstance(n, gast.For | gast.While)
+                                    for n in gast.walk(module(it.whole))):
+        return None
+    if not all(isinstance(st, gast.Assign) and isinstance(st.value, gast.Constant)
+               for st in it.init):
+        return None
+    dtypes = {"float": cx.float_dtype, "int": "np.int64", "bool": "np.bool_"}
+    out = {}
+    for name, kind in it.residuals:
+        if name not in local:
+            continue
+        if isinstance(kind, tuple) and all(k in dtypes for k in kind):
+            out[name] = [dtypes[k] for k in kind]
+        elif kind in dtypes:
+            out[name] = dtypes[kind]
+        else:
+            return None
+    return out
+
+
+def _read_back(tapes: list[str], dtype: list[str] | str, k: str) -> gast.expr:
+    """The value the ``k``-th iteration stored: a number, or a tuple of them."""
+    items = [subscript_of(load(tape), load(k)) for tape in tapes]
+    return tuple_of(items) if isinstance(dtype, list) else items[0]
+
+
+def _taped_forward(cx: Context, s: gast.For, it: _Iteration, tapes: dict[str, list[str]],
+                   dtypes: dict[str, list[str] | str]) -> list[gast.stmt]:
+    """The parallel loop's forward sweep storing, at each iteration's index, the values
+    its adjoint reads (``tapes``: value -> its tapes, one per item of a tuple)."""
+    line = line_of(s)
+    trips, k = cx.namer.fresh("trips"), cx.namer.fresh("k")
+    cx.kinds[trips] = cx.kinds[k] = "int"
+    out = [assign(trips, call("len", copy.deepcopy(s.iter)), line)]
+    stores = []
+    for name, named in tapes.items():
+        kinds = dtypes[name] if isinstance(dtypes[name], list) else [dtypes[name]]
+        for j, (tape, dtype) in enumerate(zip(named, kinds, strict=True)):
+            out.append(assign(tape, call("np.empty", load(trips),
+                                         gast.parse(dtype, mode="eval").body), line))
+            cx.residual(tape)
+            item = subscript_of(load(name), j) if isinstance(dtypes[name], list) \
+                else load(name)
+            stores.append(assignment([store_item(load(tape), load(k))], item))
+    node = for_stmt(store(k), call("rt.prange", load(trips)),
+                    [assign(s.target.id, _index(s, k), line)] + it.init + it.whole + stores)
+    set_line(node, line)
+    return out + [node]
 
 
 def _iteration(cx: Context, s: gast.For, facts: Iterations, block: Block) -> _Iteration:
@@ -173,7 +255,8 @@ def _iteration(cx: Context, s: gast.For, facts: Iterations, block: Block) -> _It
     try:
         forward, adjoint = block(cx, s.body, Where())
         made = _Iteration(cx.fwd_init, _without_sums(forward, facts.reductions), cx.cursors,
-                          adjoint, set())
+                          adjoint, set(), forward,
+                          list(zip(cx.residuals, cx.residual_kinds, strict=True)))
     finally:
         (cx.fwd_init, cx.residuals, cx.residual_kinds, cx.cursors, cx.stable,
          cx.unwritten) = kept
@@ -185,16 +268,21 @@ def _iteration(cx: Context, s: gast.For, facts: Iterations, block: Block) -> _It
 def _without_sums(stmts: list[gast.stmt], sums: set[str]) -> list[gast.stmt]:
     """``stmts`` without the additions into the loop's sums (``total = total + v``): the
     pullback recomputes an iteration's values, not the sums, which it never reads."""
+    return _dropped(stmts, lambda s: isinstance(s, gast.Assign) and isinstance(
+        s.targets[0], gast.Name) and s.targets[0].id in sums)
+
+
+def _dropped(stmts: list[gast.stmt], drop: Callable[[gast.stmt], bool]) -> list[gast.stmt]:
+    """Copies of ``stmts`` without the statements ``drop`` picks, in branches and loops too."""
     out = []
     for s in stmts:
-        if isinstance(s, gast.Assign) and isinstance(s.targets[0], gast.Name) \
-                and s.targets[0].id in sums:
+        if drop(s):
             continue
         if isinstance(s, gast.If | gast.For | gast.While):
             s = copy.copy(s)
-            s.body = _without_sums(s.body, sums) or [pass_stmt()]
+            s.body = _dropped(s.body, drop) or [pass_stmt()]
             if hasattr(s, "orelse"):
-                s.orelse = _without_sums(s.orelse, sums)
+                s.orelse = _dropped(s.orelse, drop)
         out.append(s)
     return out
 
@@ -216,9 +304,9 @@ class _Cotangents:
 def _cotangents(cx: Context, s: gast.For, facts: Iterations, it: _Iteration,
                 local: set[str], chunking: tuple[str, str]) -> _Cotangents:
     """The plan of the cotangents the iterations' adjoint touches; ``chunking`` names
-    the number of chunks and the chunk.  A number's cotangent is summed per chunk in a
-    variable of the chunk (rows of one buffer written on every iteration would share a
-    cache line between threads), an array's in the chunk's row of a buffer."""
+    the number of chunks and the chunk.  A shared value's cotangent is summed per chunk
+    in a variable of the chunk, copied into the chunk's row of a buffer when the chunk
+    ends (rows written on every iteration would share cache lines between threads)."""
     owner = {d: name for name, d in cx.adjoints.items()}
     touched = sorted({n for n in loaded_names(it.adjoint) + stored_names(it.adjoint)
                       if n in owner})
@@ -241,18 +329,18 @@ def _cotangents(cx: Context, s: gast.For, facts: Iterations, it: _Iteration,
             value = call("rt.materialize", zero(kind), load(name)) if name in it.full \
                 else zero(kind)
             plan.zeroed.append(assign(d, value, cx.line))
-        else:
-            parts = cx.namer.fresh(f"{d}_parts")
+        else:  # summed in a variable of the chunk, kept in the chunk's row of a buffer
+            parts, mine = cx.namer.fresh(f"{d}_parts"), cx.namer.fresh(f"{d}_chunk")
             plan.before.append(_buffer(cx, s, name, parts, chunks))
-            row = subscript_of(load(parts), load(chunk))
-            plan.renames[d] = row
-            sum_axis = [keyword("axis", const(0))] if isinstance(kind, ArrayKind) else []
-            if not sum_axis:  # a number: summed in a variable of the chunk
-                mine = cx.namer.fresh(f"{d}_chunk")
-                plan.renames[d] = load(mine)
-                plan.chunk_open.append(assign(mine, const(0.0), cx.line))
-                plan.chunk_close.append(assignment([store_item(load(parts), load(chunk))],
-                                                   load(mine)))
+            plan.renames[d] = load(mine)
+            array = isinstance(kind, ArrayKind)
+            if array:  # made full when the chunk starts
+                it.adjoint = _made_before(it.adjoint, d)
+            start = call("np.zeros", call("np.shape", load(name))) if array else const(0.0)
+            plan.chunk_open.append(assign(mine, start, cx.line))
+            plan.chunk_close.append(assignment([store_item(load(parts), load(chunk))],
+                                               load(mine)))
+            sum_axis = [keyword("axis", const(0))] if array else []
             total = call_node(load("np.sum"), [load(parts)], sum_axis)
             plan.after.extend(cx.accumulate(name, kind, total))
     return plan
@@ -260,24 +348,14 @@ def _cotangents(cx: Context, s: gast.For, facts: Iterations, it: _Iteration,
 
 def _made_before(stmts: list[gast.stmt], d: str) -> list[gast.stmt]:
     """``stmts`` without making the array cotangent ``d`` full on its first use
-    (``if d.size == 0: d = rt.materialize(d, x)``): it is made full before the loop."""
+    (``if d.size == 0: d = rt.materialize(d, x)``): it is made full before."""
     def makes(s: gast.stmt) -> bool:
         if isinstance(s, gast.If):
             return bool(s.body) and all(map(makes, s.body)) and not s.orelse
         return isinstance(s, gast.Assign) and stored_names(s) == [d] and \
             isinstance(s.value, gast.Call) and isinstance(s.value.func, gast.Attribute) \
             and s.value.func.attr == "materialize"
-    out = []
-    for s in stmts:
-        if makes(s):
-            continue
-        if isinstance(s, gast.If | gast.For | gast.While):
-            s = copy.copy(s)
-            s.body = _made_before(s.body, d) or [pass_stmt()]
-            if hasattr(s, "orelse"):
-                s.orelse = _made_before(s.orelse, d)
-        out.append(s)
-    return out
+    return _dropped(stmts, makes)
 
 
 def _buffer(cx: Context, s: gast.For, name: str, parts: str, chunks: str) -> gast.stmt:

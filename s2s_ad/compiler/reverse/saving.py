@@ -246,6 +246,8 @@ def save_residuals(cx: Context, res: str, link: CalleeLink, where: Where):
     if not kinds:  # nothing to keep (and Numba cannot store empty tuples in a list)
         return [], [], tuple_of([])
     if where.top or not all(k in NUMERIC or _in_block("", k, where) for k in kinds):
+        if all(k in NUMERIC for k in kinds):  # a tuple of numbers (parallel loops tape it)
+            cx.kinds[res] = tuple(kinds)
         return save(cx, load(res), where)
     fwd: list[gast.stmt] = []
     pops: list[gast.stmt] = []
