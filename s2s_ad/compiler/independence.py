@@ -155,17 +155,52 @@ def _carried(stmts: list[gast.stmt], assigned: set[str], private: set[str],
 
 
 def _outside(function_body: list[gast.stmt], loop: gast.For) -> set[str]:
-    """Names read anywhere in the function outside ``loop``."""
+    """Names read outside ``loop``: before it (a loop's reads of its own variable
+    aside), and after it where they may still hold the value the loop left (not once
+    rebound, as by a later ``for i in ...``)."""
+    if loop not in function_body:
+        return _reads(function_body, loop)
+    at = function_body.index(loop)
+    return _reads(function_body[:at], loop) | _read_after(function_body[at + 1:], set())[0]
+
+
+def _reads(stmts: list[gast.stmt], loop: gast.For) -> set[str]:
+    """Names ``stmts`` read outside ``loop``, a loop's reads of its own variable aside."""
     names: set[str] = set()
-    for s in function_body:
+    for s in stmts:
         if s is loop:
             continue
         if isinstance(s, gast.If | gast.For | gast.While):
             names.update(_own_reads(s))
-            names |= _outside(s.body, loop) | _outside(getattr(s, "orelse", []), loop)
+            inner = _reads(s.body, loop)
+            if isinstance(s, gast.For) and isinstance(s.target, gast.Name):
+                inner.discard(s.target.id)
+            names |= inner | _reads(getattr(s, "orelse", []), loop)
         else:
             names.update(loaded_names(s))
     return names
+
+
+def _read_after(stmts: list[gast.stmt], bound: set[str]) -> tuple[set[str], set[str]]:
+    """(names ``stmts`` may read before binding them, the names bound after them on
+    every path), given the names ``bound`` before them."""
+    read: set[str] = set()
+    bound = set(bound)
+    for s in stmts:
+        read.update(n for n in _own_reads(s) if n not in bound)
+        if isinstance(s, gast.Assign):
+            bound.update(stored_names(s))
+        elif isinstance(s, gast.If):
+            then_read, then_bound = _read_after(s.body, bound)
+            other_read, other_bound = _read_after(s.orelse, bound)
+            read |= then_read | other_read
+            bound |= then_bound & other_bound
+        elif isinstance(s, gast.For | gast.While):
+            own = {s.target.id} if isinstance(s, gast.For) and isinstance(
+                s.target, gast.Name) else set()
+            read |= _read_after(s.body, bound | own)[0]
+            read |= _read_after(getattr(s, "orelse", []), bound)[0]
+    return read, bound
 
 
 def _item_writes(body: list[gast.stmt], facts: Iterations, loop: gast.For,

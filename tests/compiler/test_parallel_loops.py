@@ -257,6 +257,27 @@ def test_a_write_at_the_index_after_the_index_is_rebound_is_refused():
     check_grads(rebinds_the_index, x, paths=("python",))  # serially it differentiates
 
 
+def two_loops_over_i(x):
+    out = np.zeros(x.shape[0])
+    for i in numba.prange(x.shape[0]):
+        out[i] = math.sin(x[i])
+    total = 0.0
+    for i in numba.prange(x.shape[0]):
+        total += out[(i + 1) % x.shape[0]] * x[i]
+    for i in range(2):
+        total = total * x[i]
+    return total
+
+
+def test_a_later_loop_over_the_same_name_does_not_read_the_index():
+    # each later loop binds i before reading it: the prange loops' i was taken for a value
+    # read after them, and both were refused
+    x = np.linspace(0.1, 0.9, 5)
+    check_grads(two_loops_over_i, x, paths=("python",), parallel=True)
+    _close(ad.gradient(ad.differentiable(two_loops_over_i, jit=False, parallel=True))(x),
+           ad.gradient(two_loops_over_i)(x))
+
+
 def writes_through_an_alias(x):
     shifted = np.zeros(x.shape[0])
     out = shifted

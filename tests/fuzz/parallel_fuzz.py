@@ -219,17 +219,18 @@ def _pullback(fn, args: tuple, u, *, parallel: bool, jit: bool = False):
 def refusal_reason(error: NonDifferentiableError) -> str:
     """The first line of the refusal, its names replaced by ``'_'`` (to count by reason)."""
     text = str(error).splitlines()[0].split("error: ", 1)[-1]
-    return re.sub(r"'[^']*'", "'_'", text)[:110]
+    return re.sub(r"'[A-Za-z_][\w.]*'", "'_'", text)[:110]
 
 
 def check_variant(module, fn, args: tuple, value, jit: bool) -> tuple[str, str]:
     """(status, detail) of the prange variant ``fn`` (in ``module``) at ``args``, where
     the plain program's value is ``value``."""
     u = random_cotangent(value, np.random.default_rng(0))
+    serial, serial_error = None, ""
     try:
         serial = _pullback(fn, args, u, parallel=False)
-    except Exception:  # noqa: BLE001  (the serial path is not under test)
-        serial = None
+    except Exception as error:  # noqa: BLE001  (the serial path is not under test)
+        serial_error = f"{type(error).__name__}: {error}"
     try:
         got = _pullback(fn, args, u, parallel=True)
     except NonDifferentiableError as refusal:
@@ -238,7 +239,10 @@ def check_variant(module, fn, args: tuple, value, jit: bool) -> tuple[str, str]:
             return "crash", f"refused without a location in the program: {refusal}"
         return "refused", refusal_reason(refusal)
     except Exception as error:  # noqa: BLE001
-        return "crash", f"{type(error).__name__}: {error}\n{traceback.format_exc(limit=-4)}"
+        detail = f"{type(error).__name__}: {error}"
+        if detail == serial_error:  # not a bug of parallel loops
+            return "serial-crash", detail[:100]
+        return "crash", f"{detail}\n{traceback.format_exc()}"
     dependent = order_matters(module, fn, args, value)
     if dependent:
         return "wrong", f"accepted, but the iterations depend on each other: {dependent}"
@@ -321,6 +325,18 @@ def check_program(program, directory: Path, jit: bool) -> list[tuple[str, str, s
     # the variant's function: the same name (a closure's is the factory's result)
     return [(label, *check_source(source, program.fname, args, value, directory, jit),
              source) for label, source in made]
+
+
+def check_numbers(seed: int, numbers, directory: Path, jit: bool):
+    """(number, program seed, :func:`check_program` of it) for each program number: two
+    of three from :class:`ParallelGenerator`, the third from the base generator."""
+    for k in numbers:
+        program_seed = seed * 1_000_000 + k
+        make = program_from_seed if k % 3 == 2 else parallel_program_from_seed
+        yield k, program_seed, check_program(make(program_seed), directory, jit)
+
+
+FAILURES = ("wrong", "crash", "invalid")  # the other statuses are fine
 
 
 # ---------------------------------------------------------------------------
@@ -771,6 +787,208 @@ def f(a, w):
     return np.sum(out * out)
 """, _A, 0.7)
 
+_adversarial("alias_made_in_the_loop", """
+def f(x):
+    out = np.zeros(x.shape[0])
+    total = 0.0
+    for i in numba.prange(x.shape[0]):
+        b = out
+        b[i] = x[i] * 2.0
+        total += out[(i + 1) % 5] * x[i]
+    return total + np.sum(out)
+""", _X)
+_adversarial("written_twice_at_the_index", """
+def f(x, w):
+    out = np.zeros(x.shape[0])
+    for i in numba.prange(x.shape[0]):
+        out[i] = x[i] * w
+        if x[i] > 0.0:
+            out[i] = math.sin(x[i]) * w * w
+    return np.sum(out * out)
+""", _X, 0.4)
+_adversarial("whole_rows_written", """
+def f(a, w):
+    out = np.zeros((a.shape[0], 2))
+    for i in numba.prange(a.shape[0]):
+        out[i] = np.tanh(a[i] * w)
+    return np.sum(out * out) + out[1, 0]
+""", _A, 0.7)
+_adversarial("view_of_a_base_written", """
+def f(x):
+    base = np.zeros((5, 2))
+    out = base[:, 0]
+    for i in numba.prange(5):
+        out[i] = x[i] * x[i]
+    return np.sum(base * base)
+""", _X)
+_adversarial("sum_started_as_an_int", """
+def f(x):
+    total = 0
+    for i in numba.prange(x.shape[0]):
+        total += x[i] * x[i]
+    return total * 2.0
+""", _X)
+_adversarial("read_array_changed_after", """
+def f(x):
+    y = x * 2.0
+    total = 0.0
+    for i in numba.prange(x.shape[0]):
+        total += y[i] * y[i]
+    y[0] = 5.0
+    return total + np.sum(y * x)
+""", _X)
+_adversarial("read_number_rebound_after", """
+def f(x, w):
+    total = 0.0
+    for i in numba.prange(x.shape[0]):
+        total += math.sin(w * x[i])
+    w = w * total
+    return total + w
+""", _X, 0.4)
+_adversarial("same_array_two_loops_other_names", """
+def f(x):
+    out = np.zeros(x.shape[0])
+    for i in numba.prange(x.shape[0]):
+        out[i] = math.sin(x[i])
+    first = np.sum(out * x)
+    for j in numba.prange(x.shape[0]):
+        out[j] = x[j] * x[j]
+    return first + np.sum(out * out)
+""", _X)
+_adversarial("same_index_two_loops", """
+def f(x):
+    out = np.zeros(x.shape[0])
+    for i in numba.prange(x.shape[0]):
+        out[i] = math.sin(x[i])
+    total = 0.0
+    for i in numba.prange(x.shape[0]):
+        total += out[(i + 1) % 5] * x[i]
+    return total
+""", _X)
+_adversarial("private_name_read_before", """
+def f(x):
+    v = x[0] * 3.0
+    first = v * v
+    total = 0.0
+    for i in numba.prange(x.shape[0]):
+        v = x[i] * 2.0
+        total += v * v
+    return total + first
+""", _X)
+_adversarial("private_rebound_after_then_read", """
+def f(x):
+    total = 0.0
+    for i in numba.prange(x.shape[0]):
+        v = x[i] * 2.0
+        total += v * v
+    v = total * 0.5
+    return total + v
+""", _X)
+_adversarial("private_rebound_in_one_branch_after", """
+def f(x):
+    total = 0.0
+    for i in numba.prange(x.shape[0]):
+        v = x[i] * 2.0
+        total += v * v
+    if total > 100.0:
+        v = 1.0
+    return total + v
+""", _X)
+_adversarial("index_read_in_a_later_loop_before_bound", """
+def f(x):
+    total = 0.0
+    for i in numba.prange(x.shape[0]):
+        total += x[i]
+    for j in range(2):
+        total = total + x[i] * j
+    return total
+""", _X)
+_adversarial("loop_after_a_serial_loop_same_index", """
+def f(x, w):
+    acc = 1.0
+    for i in range(x.shape[0]):
+        acc = acc * math.cos(x[i] * w)
+    total = 0.0
+    for i in numba.prange(x.shape[0]):
+        total += x[i] * acc
+    return total + acc * w
+""", _X, 0.4)
+_adversarial("written_then_rewritten_after", """
+def f(x):
+    out = np.zeros(x.shape[0])
+    for i in numba.prange(x.shape[0]):
+        out[i] = math.sin(x[i]) * x[i]
+    out[2] = out[3] * x[0]
+    return np.sum(out * out)
+""", _X)
+
+
+_adversarial("two_loops_sum_into_one_total", """
+def f(x, w):
+    total = 0.0
+    for i in numba.prange(x.shape[0]):
+        total += math.sin(x[i] * w)
+    half = total * 0.5
+    for j in numba.prange(1, x.shape[0]):
+        total -= x[j] * half * w
+    return total * total
+""", _X, 0.4)
+_adversarial("range_bounds_rebound_after", """
+def f(x, w):
+    start = 1
+    step = 2
+    total = 0.0
+    for i in numba.prange(start, x.shape[0], step):
+        total += x[i] * x[i - 1] * w
+    start = 0
+    step = 1
+    for j in range(start, 3, step):
+        total = total + x[j] * w
+    return total
+""", _X, 0.4)
+_adversarial("gathered_rows_with_int_indices", """
+INDEX = np.array([2, 0, 4, 1, 3, 3])
+
+
+def f(a, w):
+    total = 0.0
+    for k in numba.prange(INDEX.shape[0]):
+        row = a[INDEX[k]]
+        total += np.sum(row * row) * w + row[0] * a[k % 5, 1]
+    return total
+""", _A, 0.7)
+_adversarial("helper_returning_a_tuple", """
+def parts(a, b):
+    return a * b, a - b
+
+
+def f(x, w):
+    total = 0.0
+    for i in numba.prange(x.shape[0]):
+        p, q = parts(x[i], w)
+        total += p * q
+    return total
+""", _X, 0.4)
+_adversarial("sum_read_after_and_in_a_second_loop", """
+def f(x):
+    total = 0.0
+    for i in numba.prange(x.shape[0]):
+        total += x[i] ** 2
+    out = np.zeros(x.shape[0])
+    for i in numba.prange(x.shape[0]):
+        out[i] = x[i] / (1.0 + total)
+    return np.sum(out * out) + total
+""", _X)
+_adversarial("written_array_returned_then_changed", """
+def f(x, w):
+    out = np.zeros(x.shape[0])
+    for i in numba.prange(x.shape[0]):
+        out[i] = math.exp(x[i] * w)
+    out[2] = out[3] * w
+    return out
+""", _X, 0.4)
+
+
 # ---------------------------------------------------------------------------
 # Running
 # ---------------------------------------------------------------------------
@@ -780,7 +998,7 @@ def _summary(counts, reasons, failures, programs_with_loops, total, seconds) -> 
     lines = [f"{total} programs, {programs_with_loops} with top-level range loops, "
              f"{sum(counts.values())} variants in {seconds:.0f} s: {dict(counts)}"]
     for reason, n in reasons.most_common():
-        lines.append(f"{n:6d}  refused: {reason}")
+        lines.append(f"{n:6d}  {'' if ': ' in reason[:14] else 'refused: '}{reason}")
     for label, status, detail, source in failures:
         lines.append(f"\n### {label}: {status.upper()}\n{source}\n{detail}")
     return "\n".join(lines)
@@ -790,6 +1008,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--count", type=int, default=200)
+    parser.add_argument("--start", type=int, default=0, help="the first program's number")
     parser.add_argument("--jit", action="store_true", help="also the Numba path")
     parser.add_argument("--adversarial", action="store_true",
                         help="the hand-made programs instead of generated ones")
@@ -802,9 +1021,9 @@ def main() -> None:
 
     def note(label: str, status: str, detail: str, source: str) -> None:
         counts[status] += 1
-        if status == "refused":
-            reasons[detail] += 1
-        if status in ("wrong", "crash", "invalid"):
+        if status in ("refused", "jit-refused", "serial-crash", "fd-disagrees"):
+            reasons[f"{status}: {detail}" if status != "refused" else detail] += 1
+        if status in FAILURES:
             failures.append((label, status, detail, source))
             print(f"### {label}: {status.upper()}\n{source}\n{detail}\n", flush=True)
 
@@ -816,16 +1035,14 @@ def main() -> None:
             note(name, status, detail, source)
             print(f"{name}: {status} {detail[:150]}", flush=True)
     else:
-        for k in range(options.count):
-            seed = options.seed * 1_000_000 + k
-            make = program_from_seed if k % 3 == 2 else parallel_program_from_seed
-            made = check_program(make(seed), directory, options.jit)
+        numbers = range(options.start, options.start + options.count)
+        for k, seed, made in check_numbers(options.seed, numbers, directory, options.jit):
             total += 1
             with_loops += bool(made)
             for label, status, detail, source in made:
                 note(f"program {k} (seed {seed}) {label}", status, detail, source)
-            if (k + 1) % 100 == 0:
-                print(f"[{k + 1}/{options.count}] {time.time() - start:.0f} s "
+            if (k + 1 - options.start) % 100 == 0:
+                print(f"[{k + 1 - options.start}/{options.count}] {time.time() - start:.0f} s "
                       f"{dict(counts)}", flush=True)
     print(_summary(counts, reasons, [], with_loops, total, time.time() - start))
     print(f"WRONG: {counts['wrong']}, CRASH: {counts['crash']}")

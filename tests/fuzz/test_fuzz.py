@@ -19,6 +19,11 @@ named in ``S2S_AD_FUZZ_R5_FAMILIES``, comma-separated) as its own test:
 path and ``S2S_AD_FUZZ_R5_JIT`` per family with Numba (default 1; 2 for
 ``numba-mix``), checked by ``round5_oracle.py``; a refusal where the family
 must work (a redefined helper, a read-only alias, a 0-d read, ...) fails too.
+
+Parallel loops (issue 25): the hand-made adversarial programs of ``parallel_fuzz.py``,
+and in the slow tier ``S2S_AD_FUZZ_PARALLEL_N`` programs (default 30) whose top-level
+range loops become ``numba.prange``, checked on the Python path (right, or refused at a
+line of the program).
 """
 
 from __future__ import annotations
@@ -32,6 +37,7 @@ import pytest
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import oracle  # noqa: E402
+import parallel_fuzz  # noqa: E402
 from programs import program_from_seed  # noqa: E402
 from round5_oracle import check_round5_program  # noqa: E402
 from round5_programs import (  # noqa: E402
@@ -51,6 +57,7 @@ R5_FAMILIES = tuple(f for f in os.environ.get("S2S_AD_FUZZ_R5_FAMILIES", ",".joi
                     .split(",") if f)
 R5_N = int(os.environ.get("S2S_AD_FUZZ_R5_N", "150"))
 R5_JIT = int(os.environ.get("S2S_AD_FUZZ_R5_JIT", "1"))
+PARALLEL_N = int(os.environ.get("S2S_AD_FUZZ_PARALLEL_N", "30"))
 # Programs on the Numba path are smaller: each costs a Numba compilation.
 JIT_STATEMENTS = 3
 
@@ -168,3 +175,27 @@ def test_round5_oracle_without_the_change(fuzz_dir, family):
         outcome = check_round5_program(program, fuzz_dir, jit=False, seed=seed)
         assert outcome.status == "OK" or (outcome.status == "REFUSED" and program.refusal_ok), (
             f"{program.source}\n{oracle.describe(outcome)}")
+
+
+@pytest.mark.slow  # about 13 s; the adversarial programs below run by default (2 s)
+@pytest.mark.skipif(PARALLEL_N == 0, reason="S2S_AD_FUZZ_PARALLEL_N=0")
+def test_parallel_loops_python_path(fuzz_dir):
+    counts: dict[str, int] = {}
+    failures = []
+    for k, seed, made in parallel_fuzz.check_numbers(SEED, range(PARALLEL_N), fuzz_dir,
+                                                     jit=False):
+        for label, status, detail, source in made:
+            counts[status] = counts.get(status, 0) + 1
+            if status in parallel_fuzz.FAILURES:
+                failures.append(f"--- program {k} (seed {seed}) {label}: {status}\n"
+                                f"{source}\n{detail}\n")
+    summary = f"{PARALLEL_N} programs (seed {SEED}) with prange loops: {counts}"
+    print(summary)
+    assert not failures, f"{summary}\n" + "\n".join(failures)
+
+
+@pytest.mark.parametrize("name", [a[0] for a in parallel_fuzz.ADVERSARIAL])
+def test_parallel_adversarial_program(fuzz_dir, name):
+    _, source, args = next(a for a in parallel_fuzz.ADVERSARIAL if a[0] == name)
+    status, detail = parallel_fuzz.check_adversarial(source, args, fuzz_dir, jit=False)
+    assert status not in parallel_fuzz.FAILURES, f"{source}\n{status}: {detail}"
