@@ -291,3 +291,27 @@ def test_a_write_into_memory_another_name_reads_is_refused():
     x = np.linspace(0.1, 0.9, 5)
     with pytest.raises(ad.NonDifferentiableError, match="may share memory with 'shifted'"):
         ad.gradient(ad.differentiable(writes_through_an_alias, jit=False, parallel=True))(x)
+
+
+def masked_in_a_branch(scale, weights):
+    total = 0.0
+    for _repeat in numba.prange(2):
+        kept = 0.0
+        if scale <= 1.5:
+            big = weights[weights >= 0.5] * scale
+            kept = np.sum(big) * big.shape[0]
+        total += kept
+    return total
+
+
+def test_boolean_masks_in_a_parallel_loop_are_refused():
+    # Numba 0.68 (parallel=True) reads 0 for a shape bound after a masked read in a
+    # branch of a prange body (the pullback saves such shapes): found by the parallel
+    # fuzzer, seed 12; refused rather than risk a wrong gradient
+    weights = np.array([0.2, 0.7, 0.9])
+    with pytest.raises(ad.NonDifferentiableError, match="boolean mask indexes an array") as e:
+        ad.gradient(ad.differentiable(masked_in_a_branch, jit=False, parallel=True))(
+            1.0, weights)
+    assert e.value.location.lineno == masked_in_a_branch.__code__.co_firstlineno + 5
+    serial = ad.gradient(ad.differentiable(masked_in_a_branch, jit=False))(1.0, weights)
+    assert serial[0] == pytest.approx(2 * 2 * (0.7 + 0.9))

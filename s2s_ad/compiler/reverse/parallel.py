@@ -133,6 +133,7 @@ def loop(cx: Context, s: gast.For, where: Where, block: Block) -> tuple[list, li
             "function, use range, or differentiate with parallel=False")
     facts = iterations(cx.norm.node.body, s, cx.kinds, cx.norm.parsed.location,
                        set(cx.norm.locals) | set(cx.norm.temps) | set(cx.hidden))
+    _no_masks(cx, s)
     for name in sorted(facts.writes):
         shared = sorted(set(sharing(cx, name)) & (facts.reads | facts.writes) - {name})
         if shared:
@@ -240,6 +241,22 @@ def _taped_forward(cx: Context, s: gast.For, it: _Iteration, tapes: dict[str, li
                     [assign(s.target.id, _index(s, k), line)] + it.init + it.whole + stores)
     set_line(node, line)
     return out + [node]
+
+
+def _no_masks(cx: Context, s: gast.For) -> None:
+    """Refuse boolean-mask indexing in a parallel loop: Numba 0.68 with ``parallel=True``
+    loses a value bound after a masked read in a branch of a parallel loop's body (it
+    reads 0, a wrong result; tests/compiler/test_parallel_loops.py has the pattern)."""
+    for node in gast.walk(module(s.body)):
+        index = node.slice if isinstance(node, gast.Subscript) else None
+        kind = cx.kinds.get(index.id) if isinstance(index, gast.Name) else None
+        if isinstance(kind, ArrayKind) and kind.boolean:
+            raise NonDifferentiableError(
+                "a boolean mask indexes an array in a parallel loop: Numba's parallel code "
+                "can lose values bound after such a read (a wrong result), so it is "
+                "refused (parallel loop)", cx.norm.parsed.location(node),
+                "sum with np.where(mask, values, 0.0) instead, or differentiate with "
+                "parallel=False")
 
 
 def _iteration(cx: Context, s: gast.For, facts: Iterations, block: Block) -> _Iteration:
