@@ -233,7 +233,7 @@ def jvp_callable(df: DifferentiableFunction, t: Transform, passed: tuple,
 
 
 def jacobian(f: Callable, wrt: Sequence[str] | str | None = None,
-             mode: str = "auto") -> Callable:
+             mode: str = "auto", parallel: bool | None = None) -> Callable:
     """A function of ``f``'s arguments returning the Jacobian of ``f``'s result with
     respect to ``wrt`` (default: every float argument): an array of shape
     ``result.shape + argument.shape`` per argument (a tuple of them for several).
@@ -244,7 +244,9 @@ def jacobian(f: Callable, wrt: Sequence[str] | str | None = None,
     a time with the pullback
     (one forward run, one pullback per output entry), ``"auto"`` picks the one with
     fewer runs.  The arrays the function writes into are copied for each run: the
-    Jacobian is taken at the caller's values, which it leaves as they are.
+    Jacobian is taken at the caller's values, which it leaves as they are.  With
+    ``parallel=True`` the pullbacks run ``prange`` loops in parallel (forward mode
+    runs them serially).
 
     >>> import numpy as np
     >>> def polar(r, phi):
@@ -256,7 +258,7 @@ def jacobian(f: Callable, wrt: Sequence[str] | str | None = None,
     """
     if mode not in ("auto", "forward", "reverse"):
         raise ValueError(f"mode must be 'auto', 'forward' or 'reverse', not {mode!r}")
-    df = as_differentiable(f, wrt)
+    df = as_differentiable(f, wrt, parallel)
 
     def jacobian_of(*args: Any) -> Any:
         bound, defaulted = df.bind(args, {})

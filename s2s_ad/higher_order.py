@@ -51,6 +51,8 @@ def _value_and_grad_code(df: DifferentiableFunction, args: tuple
     forward mode can transform, and the values that code takes (the arguments, then
     the globals it reads)."""
     bound, defaulted = df.bind(args, {})
+    if df.parallel:  # forward mode runs prange loops serially: over the serial gradient
+        df = as_differentiable(df, parallel=False)
     t = df.prepare(bound, defaulted)
     if t.structured or t.structured_result or t.structured_globals:
         raise NonDifferentiableError("second derivatives of functions of structures "

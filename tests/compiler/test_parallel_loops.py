@@ -112,6 +112,18 @@ def test_entry_points_take_parallel():
     _close(ad.pullback(python, *args, wrt="mu", parallel=True)(2.0), 2.0 * expected[0])
 
 
+def test_forward_mode_and_second_derivatives_of_a_parallel_function_run_serially():
+    _, fn, args = PROGRAMS[NAMES.index("normal_loglik")]
+    serial = ad.differentiable(fn, wrt=(0, 1), jit=False)
+    parallel = ad.differentiable(fn, wrt=(0, 1), jit=False, parallel=True)
+    direction = (1.0, -0.5, None)
+    _close(ad.jvp(parallel, args, direction), ad.jvp(serial, args, direction))
+    _close(ad.hvp(parallel, args, direction), ad.hvp(serial, args, direction))
+    for mode in ("forward", "reverse"):
+        _close(ad.jacobian(fn, wrt=(0, 1), mode=mode, parallel=True)(*args),
+               ad.jacobian(serial, mode=mode)(*args))
+
+
 def test_the_thread_count_changes_only_the_order_of_the_sums():
     _, fn, args = PROGRAMS[NAMES.index("pair_energy")]
     g = ad.value_and_gradient(ad.differentiable(fn, jit=False, parallel=True))
