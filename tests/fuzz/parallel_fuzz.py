@@ -855,16 +855,6 @@ def f(x):
         out[j] = x[j] * x[j]
     return first + np.sum(out * out)
 """, _X)
-_adversarial("same_index_two_loops", """
-def f(x):
-    out = np.zeros(x.shape[0])
-    for i in numba.prange(x.shape[0]):
-        out[i] = math.sin(x[i])
-    total = 0.0
-    for i in numba.prange(x.shape[0]):
-        total += out[(i + 1) % 5] * x[i]
-    return total
-""", _X)
 _adversarial("private_name_read_before", """
 def f(x):
     v = x[0] * 3.0
