@@ -28,7 +28,7 @@ from tests.compiler import parallel_programs
 
 PROGRAMS = parallel_programs.programs(np.random.default_rng(7))
 NAMES = [p[0] for p in PROGRAMS]
-COMPILED_BY_DEFAULT = {"normal_loglik", "per_item_outputs"}  # the rest: slow tier
+COMPILED_BY_DEFAULT = {"normal_loglik"}  # the rest: slow tier
 
 
 def _close(a, b, rtol=1e-12):

@@ -49,7 +49,7 @@ from struct_oracle import check_struct_program  # noqa: E402
 from struct_programs import struct_program_from_seed  # noqa: E402
 
 N = int(os.environ.get("S2S_AD_FUZZ_N", "120"))
-N_JIT = int(os.environ.get("S2S_AD_FUZZ_JIT", "15"))
+N_JIT = int(os.environ.get("S2S_AD_FUZZ_JIT", "10"))
 SEED = int(os.environ.get("S2S_AD_FUZZ_SEED", "1"))
 STRUCT_N = int(os.environ.get("S2S_AD_FUZZ_STRUCT_N", "60"))
 STRUCT_JIT = int(os.environ.get("S2S_AD_FUZZ_STRUCT_JIT", "5"))
