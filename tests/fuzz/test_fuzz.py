@@ -48,7 +48,7 @@ from round5_programs import (  # noqa: E402
 from struct_oracle import check_struct_program  # noqa: E402
 from struct_programs import struct_program_from_seed  # noqa: E402
 
-N = int(os.environ.get("S2S_AD_FUZZ_N", "120"))
+N = int(os.environ.get("S2S_AD_FUZZ_N", "90"))
 N_JIT = int(os.environ.get("S2S_AD_FUZZ_JIT", "10"))
 SEED = int(os.environ.get("S2S_AD_FUZZ_SEED", "1"))
 STRUCT_N = int(os.environ.get("S2S_AD_FUZZ_STRUCT_N", "60"))

@@ -11,7 +11,7 @@ written and imported, so the compiler reads it through its own source.
 * Non-differentiable rules: the compiled value equals the original's, and the gradient
   through the rule alone is zero and comes with a ZeroDerivativeWarning.
 * The Numba subset (at least one case per rule): grouped into a few functions so Numba
-  compiles once per group (every second group in the default run, all in the slow
+  compiles once per group (every third group in the default run, all in the slow
   tier); Numba's value and gradient agree with the Python path to 1e-12 relative, and
   ``explain`` says Numba. A group that falls back is split, so the fallback names its
   op, and the op must be listed in NUMBA_FALLBACKS with a reason.
@@ -456,10 +456,10 @@ def _numba_vs_python(members: list[Built]) -> tuple[str, str]:
     return how.path, how.reason
 
 
-# every second group in the default run (each rule's Python path is checked above), all
+# every third group in the default run (each rule's Python path is checked above), all
 # of them in the slow tier
 @pytest.mark.parametrize("chunk", [pytest.param(*c.values, id=c.id,
-                                                marks=() if k % 2 == 0 else pytest.mark.slow)
+                                                marks=() if k % 3 == 0 else pytest.mark.slow)
                                    for k, c in enumerate(_groups())])
 def test_numba_agrees_with_python(chunk, capsys):
     members = [Built(case, suffix=f"_{i}") for i, (_, case) in enumerate(chunk)]
