@@ -60,9 +60,10 @@ def _value_and_grad_code(df: DifferentiableFunction, args: tuple
                                      "yet", t.parsed.location(t.parsed.node),
                                      "pass the arrays one by one")
     code = t.module.python(t.generated.fused.name)
-    inner = _gradient_code.get(code)
+    by_jit = _gradient_code.setdefault(code, {})  # the code is shared by jit and not
+    inner = by_jit.get(df.jit)
     if inner is None:  # forward mode differentiates every float argument of the code
-        inner = _gradient_code[code] = differentiable(code, jit=df.jit)
+        inner = by_jit[df.jit] = differentiable(code, jit=df.jit)
     passed = (*lowered_args(t, bound), *passed_globals(t, t.global_values()))
     return t, inner, passed
 

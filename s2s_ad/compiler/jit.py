@@ -33,11 +33,14 @@ import numpy as np
 from numba.core import errors as numba_errors
 from numba.typed import List as NumbaList
 
+from s2s_ad.compiler import numba_names
 from s2s_ad.compiler.memory import keep_freed_memory
 from s2s_ad.compiler.weak_floats import WEAK, weakened
 from s2s_ad.errors import JitError
 from s2s_ad.runtime.python_math import checked_math
 from s2s_ad.runtime.weak_floats import weak
+
+numba_names.install()
 
 # what Numba raises when it cannot compile (an ImportError when SciPy, which its
 # linear algebra needs, is missing; an AssertionError from its own lowering, as for

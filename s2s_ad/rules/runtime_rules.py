@@ -29,7 +29,7 @@ from __future__ import annotations
 
 from s2s_ad import runtime
 from s2s_ad.kinds import ArrayKind
-from s2s_ad.runtime import reductions
+from s2s_ad.runtime import reduction_tangents, reductions
 
 from .registry import BY_REVERSE_PASS, primitive, rt_name
 from .result_kinds import floats, joined, ndim, same
@@ -57,6 +57,13 @@ def _reduced(keepdims: bool):
         return ArrayKind(n) if n > 0 else "float"
 
     return kind
+
+
+def _merged_axes(kinds: list, operands: list):
+    """``axes_last(x, axes)`` and ``last_kept(g, x, axes)``: the kept axes of ``x`` and
+    one for the merged ones."""
+    axes = kinds[-1]
+    return ArrayKind(ndim(kinds[-2]) - (len(axes) if isinstance(axes, tuple) else 1) + 1)
 
 
 def _a_number(kinds: list, operands: list):
@@ -90,8 +97,15 @@ LINEAR_IN = {
     runtime.reshape: (("x", "shape"), ("x",), _shaped_by(1)),
     runtime.block_read: (("block", "at", "shape"), ("block",), _shaped_by(2)),
     runtime.reshape_like: (("g", "x"), ("g",), _float_array_of(1)),
+    runtime.reverse_cumsum: (("g", "axis"), ("g",), _float_like_first),
+    # sort's pullback scatters g through x's argsort, constant between ties
+    runtime.sort_vjp: (("g", "x", "axis"), ("g",), _float_array_of(1)),
+    runtime.axes_last: (("x", "axes"), ("x",), _merged_axes),
+    runtime.axes_back: (("g2", "x", "axes"), ("g2",), _float_array_of(1)),
+    runtime.axes_kept: (("z", "x", "axes"), ("z",), _float_array_of(1)),
+    runtime.last_kept: (("g", "x", "axes"), ("g",), _merged_axes),
     # the pullbacks of sum and mean read only x's shape; those of max and min a mask of
-    # x, constant between ties (norm's and prod's are not linear in g alone: no rule)
+    # x, constant between ties (norm's and prod's move with x: SLOPES)
     **{row.vjp_all: (("g", "x"), ("g",), _float_array_of(1))
        for row in (*_LINEAR_ROWS, *_MASK_ROWS)},
     **{helper: (("g", "x", "axis"), ("g",), _float_array_of(1))
@@ -130,9 +144,34 @@ def _slice_reductions(row) -> dict:
     }
 
 
+def _moving_pullbacks(row, tangents) -> dict:
+    """The pullbacks of prod and norm: linear in the cotangent ``c``, and moving with
+    ``x`` as ``reduction_tangents`` computes."""
+    return {
+        row.vjp_axis: (("c", "x", "axis"), {"c": f"{rt_name(row.vjp_axis)}(g, x, axis)",
+                                            "x": f"{rt_name(tangents[0])}(c, x, g, axis)"},
+                       _float_array_of(1)),
+        row.vjp_axis_keepdims: (("c", "x", "axis"), {
+            "c": f"{rt_name(row.vjp_axis_keepdims)}(g, x, axis)",
+            "x": f"{rt_name(tangents[1])}(c, x, g, axis)"}, _float_array_of(1)),
+        row.vjp_all: (("c", "x"), {"c": f"{rt_name(row.vjp_all)}(g, x)",
+                                   "x": f"{rt_name(tangents[2])}(c, x, g)"},
+                      _float_array_of(1)),
+    }
+
+
+_MOVING = {reductions.PROD: (reduction_tangents.prod_vjp_tangent_axis,
+                             reduction_tangents.prod_vjp_tangent_axis_keepdims,
+                             reduction_tangents.prod_vjp_tangent_all),
+           reductions.NORM: (reduction_tangents.norm_vjp_tangent_axis,
+                             reduction_tangents.norm_vjp_tangent_axis_keepdims,
+                             reduction_tangents.norm_vjp_tangent_all)}
+
 #: helper -> (parameters, {parameter: tangent template}, result kind)
 SLOPES = {
     **{helper: entry for row in _SLICE_ROWS for helper, entry in _slice_reductions(row).items()},
+    **{helper: entry for row, tangents in _MOVING.items()
+       for helper, entry in _moving_pullbacks(row, tangents).items()},
     runtime.log_or_zero: (("a",), {"a": "g / a"}, floats),
     runtime.pow_slope: (("a", "b"), {"a": "g * rt.pow_curvature(a, b)",
                                      "b": "g * a ** (b - 1.0) * (1.0 + b * rt.log_or_zero(a))"},

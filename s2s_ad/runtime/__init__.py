@@ -35,6 +35,10 @@ module and exactly each one's helpers):
   and their VJPs ``<r>_vjp_axis[_keepdims]``, ``<r>_vjp_all[_keepdims]`` (``sum_axis``,
   ``sum_vjp_axis``...: each bound by name there, and gathered per row as ``SUM``,
   ``MEAN``... for the rules); ``expand_reduced``
+- ``reduction_tangents``: the tangents of prod's and norm's pullbacks in their input,
+  ``prod_vjp_tangent_axis``, ``prod_vjp_tangent_axis_keepdims``, ``prod_vjp_tangent_all``,
+  ``norm_vjp_tangent_axis``, ``norm_vjp_tangent_axis_keepdims``, ``norm_vjp_tangent_all``
+  (second derivatives through them)
 - ``shapes``: ``reshape``, ``reshape_like``, ``slice_axis``, ``index_axis``, ``filled``
 - ``indexing``: ``scatter_add`` (the cotangent of a gather: repeated indices add up),
   ``written_items`` (of a write through an index array: the last write wins),
@@ -164,6 +168,7 @@ from .moments import *  # noqa: F403
 from .norms import *  # noqa: F403
 from .pieces import *  # noqa: F403
 from .rearrange import *  # noqa: F403
+from .reduction_tangents import *  # noqa: F403
 from .reductions import *  # noqa: F403
 from .scalar import *  # noqa: F403
 from .scans import *  # noqa: F403

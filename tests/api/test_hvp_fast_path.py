@@ -210,3 +210,23 @@ def test_the_plan_does_not_keep_the_function_alive():
     del energy
     gc.collect()
     assert held() is None
+
+
+def test_the_gradient_code_compiles_as_the_function_asks(monkeypatch: pytest.MonkeyPatch):
+    """The same function with and without Numba shares its gradient code; an hvp of the
+    compiled one after one of the other still runs the gradient code with Numba."""
+    asked = []
+    make = higher_order.differentiable
+
+    def recording(fn, *, jit):
+        asked.append(jit)
+        return make(fn, jit=jit)
+
+    monkeypatch.setattr(higher_order, "differentiable", recording)
+
+    def quartic(w):
+        return w ** 4 + w
+
+    for jit in (False, True, False):
+        assert ad.hvp(ad.differentiable(quartic, jit=jit), (2.0,), (1.0,)) == 48.0
+    assert asked == [False, True]

@@ -171,3 +171,96 @@ def test_a_branch_or_loop_left_empty_still_makes_a_block(gain):
     check_grads(idle_branches, gain, 2.0)
     _, tangent = ad.jvp(idle_branches, (gain, 2.0), (1.0, 0.0))
     assert tangent == pytest.approx(2.0 if gain > 0 else 4.0)
+
+
+# ---- a helper's residuals that are the caller's unchanging arguments -------------------
+def damped_force(pos, vel, stiffness, damping, hardness):
+    return -stiffness * pos - damping * vel - hardness * pos * pos * pos
+
+
+def damped_path(stiffness, damping, hardness, steps):
+    pos, vel, cost = 1.0, 0.0, 0.0
+    for _ in range(steps):
+        accel = damped_force(pos, vel, stiffness, damping, hardness)
+        pos = pos + 0.01 * vel
+        vel = vel + 0.01 * accel
+        cost = cost + pos * pos
+    return cost
+
+
+def weighted_misfit(weights, data):
+    return np.sum(np.sin(weights * data))
+
+
+def misfits_over_rows(weights, samples, rounds):
+    total = 0.0
+    for r in range(rounds):
+        total = total + weighted_misfit(weights, samples) * (r + 1.0)
+    return total
+
+
+def misfits_after_writes(weights, samples, rounds):
+    scratch = samples * 1.0
+    total = 0.0
+    for r in range(rounds):
+        total = total + weighted_misfit(weights, scratch)
+        scratch[r % scratch.shape[0]] = weights[0] * r  # the argument changes in place
+    return total
+
+
+def misfits_of_rebound(weights, samples, rounds):
+    current = samples
+    total = 0.0
+    for _ in range(rounds):
+        total = total + weighted_misfit(weights, current)
+        current = np.cos(current)  # a new array each iteration: saved each iteration
+    return total
+
+
+SAMPLES = RNG.standard_normal(6)
+PASSED = {
+    "numbers": (damped_path, (1.3, 0.2, 0.5, 40)),
+    "arrays": (misfits_over_rows, (RNG.standard_normal(6), SAMPLES, 4)),
+    "written in place": (misfits_after_writes, (RNG.standard_normal(6), SAMPLES, 9)),
+    "rebound": (misfits_of_rebound, (RNG.standard_normal(6), SAMPLES, 4)),
+}
+
+
+@pytest.mark.parametrize("name", list(PASSED))
+@pytest.mark.parametrize("jit", [False, True], ids=["python", "numba"])
+def test_a_helpers_residuals_that_are_its_arguments(name, jit):
+    fn, args = PASSED[name]
+    check_grads(ad.differentiable(fn, jit=jit), *args)
+
+
+def test_arguments_unchanged_in_a_loop_are_not_taped_for_a_helper():
+    source = ad.source(damped_path, *PASSED["numbers"][1], stage="forward")
+    # the helper keeps stiffness (negated), pos, damping, vel, hardness and two
+    # products: the caller's damping and hardness never change, so the pullback
+    # reads them by name; the other five go on tapes
+    assert source.count("np.empty(trip_count, np.float64)") == 5 + 1  # and pos, for cost
+    assert "damping, " in source.split("return (cost, (")[-1]
+    # the helper keeps weights, data and two arrays it computes: only the computed
+    # ones are copied into the loop's block, weights and samples are read by name
+    rows = ad.source(misfits_over_rows, *PASSED["arrays"][1], stage="forward")
+    assert rows.count("rt.block_push(") == 2
+    assert "(total, (weights, samples, tape_block" in rows
+    rebound = ad.source(misfits_of_rebound, *PASSED["rebound"][1], stage="forward")
+    assert rebound.count("rt.block_push(") == 3  # and current, once for both reads
+
+
+def rows_read_whole_and_by_item(table):
+    total = 0.0
+    for row in table:
+        total += np.sum(row * row) * row[0]
+    return total
+
+
+def test_an_arrays_shape_is_read_from_its_copy_in_the_block():
+    # row[0]'s adjoint needs row's shape: it reads row's copy in the loop's block
+    # (a typed list of rows beside it kept every row twice, and forward mode over the
+    # gradient code could not go through the list)
+    table = RNG.standard_normal((3, 4))
+    source = ad.source(rows_read_whole_and_by_item, table, stage="fused")
+    assert "List()" not in source and source.count("rt.block_push(") == 2
+    check_grads(rows_read_whole_and_by_item, table)

@@ -217,10 +217,12 @@ def call_function(cx: Context, s: gast.Assign, target: str, prim: Primitive, whe
     inherit_refusal(cx, link)
     res = cx.namer.fresh(f"{link.primal}_residuals")
     cx.kinds[res] = "unknown"
-    call = call_node(load(link.forward), list(prim.operands) + passed_globals(cx, link))
+    args = list(prim.operands) + passed_globals(cx, link)
+    call = call_node(load(link.forward), args)
     fwd_call = assignment([store_tuple([store(target), store(res)])], call)
     set_line(fwd_call, cx.line)
-    f, p, res_expr = saving.save_residuals(cx, res, link, where)
+    f, p, res_expr = saving.save_residuals(cx, res, link, where, copy.deepcopy(args),
+                                           target)
     head, g = cx.grad_source(target, prim)
     grads = cx.namer.fresh(f"{link.primal}_grads")
     rev = [cx.header()] + p + head + [

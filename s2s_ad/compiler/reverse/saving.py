@@ -58,9 +58,10 @@ def save(cx: Context, atom: gast.expr, where: Where, reference: bool = False
         return _save_copy(cx, name, kind, where)
     numeric = kind in NUMERIC
     # one save per value: a second read of the same value in the same block (the name
-    # not bound again in between) reads the first one's copy or tape slot
+    # not bound again in between) reads the first one's copy or tape slot; a reference
+    # (for the shape) reads an array's copy in the loop's block
     key = (id(where), name, cx.versions.get(name, 0))
-    if numeric and key in cx.saved:
+    if (numeric or reference) and key in cx.saved:
         return [], [], copy.deepcopy(cx.saved[key][1])
     if where.top or (where.loop is None and numeric):
         copy_name = cx.namer.fresh(f"{name}_saved")
@@ -238,10 +239,14 @@ def _push_list(cx: Context, name: str):
     return [push], pop, load(read)
 
 
-def save_residuals(cx: Context, res: str, link: CalleeLink, where: Where):
-    """Save a callee's residual tuple; element by element when all are numbers or
-    arrays, so loops keep them in (preallocated) arrays and blocks rather than lists
-    of tuples."""
+def save_residuals(cx: Context, res: str, link: CalleeLink, where: Where,
+                   args: list[gast.expr], target: str):
+    """Save a callee's residual tuple, called with ``args``; element by element when
+    all are numbers or arrays, so loops keep them in (preallocated) arrays and blocks
+    rather than lists of tuples.  An element that is one of the callee's parameters
+    is saved as the caller's argument (a variable other than the call's ``target``, or
+    a constant): a variable bound once is then read by name (a loop does not tape or
+    copy what does not change in it), and a value saved twice is saved once."""
     kinds = link.transform.generated.residual_kinds
     if not kinds:  # nothing to keep (and Numba cannot store empty tuples in a list)
         return [], [], tuple_of([])
@@ -252,9 +257,38 @@ def save_residuals(cx: Context, res: str, link: CalleeLink, where: Where):
     fwd: list[gast.stmt] = []
     pops: list[gast.stmt] = []
     reads: list[gast.expr] = []
+    passed = _passed_through(cx, link, args, target)
     for i, kind in enumerate(kinds):
+        if i in passed:
+            reads.append(keep(cx, passed[i], where, fwd, pops))
+            continue
         part = cx.namer.fresh(f"{res}_{i}")
         cx.kinds[part] = kind
         fwd.append(assign(part, subscript_of(load(res), i), cx.line))
         reads.append(keep(cx, load(part), where, fwd, pops))
     return fwd, pops, tuple_of(reads)
+
+
+def _passed_through(cx: Context, link: CalleeLink, args: list[gast.expr], target: str
+                    ) -> dict[int, gast.expr]:
+    """Residual position -> the caller's argument it is, for residuals that are the
+    callee's own parameters (bound once there, so the value passed) and whose argument
+    is a constant or a name other than ``target`` (saved after the call, it must still
+    hold the value passed), of the residual's kind."""
+    generated = link.transform.generated
+    callee = generated.context
+    if callee is None:
+        return {}
+    params = [a.id for a in generated.forward.args.args]
+    passed = {}
+    for i, (name, kind) in enumerate(zip(generated.residuals, generated.residual_kinds,
+                                         strict=True)):
+        if name not in params or name not in callee.stable:
+            continue
+        arg = args[params.index(name)]
+        if cx.kind(arg) != kind:
+            continue
+        if isinstance(arg, gast.Constant) or (isinstance(arg, gast.Name)
+                                              and arg.id != target):
+            passed[i] = arg
+    return passed
