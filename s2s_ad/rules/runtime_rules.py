@@ -66,6 +66,12 @@ def _merged_axes(kinds: list, operands: list):
     return ArrayKind(ndim(kinds[-2]) - (len(axes) if isinstance(axes, tuple) else 1) + 1)
 
 
+def _traced(kinds: list, operands: list):
+    """``trace_axes(x, ...)``: ``x`` without its two traced axes (a number for 2-D)."""
+    n = ndim(kinds[0]) - 2
+    return ArrayKind(n) if n > 0 else "float"
+
+
 def _a_number(kinds: list, operands: list):
     return "float"
 
@@ -104,6 +110,10 @@ LINEAR_IN = {
     runtime.axes_back: (("g2", "x", "axes"), ("g2",), _float_array_of(1)),
     runtime.axes_kept: (("z", "x", "axes"), ("z",), _float_array_of(1)),
     runtime.last_kept: (("g", "x", "axes"), ("g",), _merged_axes),
+    runtime.diff_axis: (("x", "n", "axis"), ("x",), same),
+    runtime.diff_vjp: (("g", "x", "n", "axis"), ("g",), _float_array_of(1)),
+    runtime.trace_axes: (("x", "offset", "axis1", "axis2"), ("x",), _traced),
+    runtime.trace_vjp: (("g", "x", "offset", "axis1", "axis2"), ("g",), _float_array_of(1)),
     # the pullbacks of sum and mean read only x's shape; those of max and min a mask of
     # x, constant between ties (norm's and prod's move with x: SLOPES)
     **{row.vjp_all: (("g", "x"), ("g",), _float_array_of(1))

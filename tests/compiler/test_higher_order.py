@@ -288,3 +288,30 @@ def test_numbas_array_expression_names_stay_unique():
     values = np.array([0.5, 1.3, -0.7, 2.0])
     assert check_hvp(two_sums, (values,), True) == ("pass", "")
     check_grads(ad.differentiable(renamed_twice, jit=True), values, 1.5)
+
+
+# ---- second derivatives through the helpers whose rules came last ----------------------
+def running_totals(levels):
+    return np.sum(np.cumsum(levels) * levels) + np.sum(np.diff(levels) ** 3)
+
+
+def traced_square(levels):
+    grid = np.outer(levels, np.sin(levels))
+    return np.trace(grid @ grid) + np.trace(grid, 1) ** 2
+
+
+def products_and_norms(levels):
+    return np.sum(np.prod(levels.reshape(2, 2), axis=0) ** 2) + np.linalg.norm(levels) ** 3
+
+
+def spread_over_axes(levels):
+    block = np.outer(levels, levels).reshape(2, 2, 4)
+    return np.sum(np.sum(block, axis=(0, 2)) ** 2) + np.sum(np.max(block, axis=(0, 1)))
+
+
+@pytest.mark.parametrize("fn", [running_totals, traced_square, products_and_norms,
+                                spread_over_axes])
+@pytest.mark.parametrize("jit", [False, True], ids=["python", "numba"])
+def test_second_derivatives_through_scans_traces_and_tuple_axes(fn, jit):
+    levels = np.array([0.4, -1.1, 0.9, 1.6])
+    assert check_hvp(fn, (levels,), jit) == ("pass", "")
