@@ -309,9 +309,11 @@ def spread_over_axes(levels):
     return np.sum(np.sum(block, axis=(0, 2)) ** 2) + np.sum(np.max(block, axis=(0, 1)))
 
 
-@pytest.mark.parametrize("fn", [running_totals, traced_square, products_and_norms,
-                                spread_over_axes])
-@pytest.mark.parametrize("jit", [False, True], ids=["python", "numba"])
+@pytest.mark.parametrize("fn, jit", [
+    (fn, jit) if not jit or fn in (running_totals, products_and_norms)
+    else pytest.param(fn, jit, marks=pytest.mark.slow)  # a compile each: the slow tier
+    for fn in (running_totals, traced_square, products_and_norms, spread_over_axes)
+    for jit in (False, True)])
 def test_second_derivatives_through_scans_traces_and_tuple_axes(fn, jit):
     levels = np.array([0.4, -1.1, 0.9, 1.6])
     assert check_hvp(fn, (levels,), jit) == ("pass", "")

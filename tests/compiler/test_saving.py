@@ -226,8 +226,10 @@ PASSED = {
 }
 
 
-@pytest.mark.parametrize("name", list(PASSED))
-@pytest.mark.parametrize("jit", [False, True], ids=["python", "numba"])
+@pytest.mark.parametrize("name, jit", [
+    (name, jit) if not jit or name in ("numbers", "written in place")
+    else pytest.param(name, jit, marks=pytest.mark.slow)  # a compile each: the slow tier
+    for name in PASSED for jit in (False, True)])
 def test_a_helpers_residuals_that_are_its_arguments(name, jit):
     fn, args = PASSED[name]
     check_grads(ad.differentiable(fn, jit=jit), *args)
