@@ -93,7 +93,7 @@ from s2s_ad.compiler.tangent_tapes import (
 from s2s_ad.errors import NonDifferentiableError
 from s2s_ad.kinds import ArrayKind, Kind, ListKind
 from s2s_ad.rules.registry import lookup, parse_template
-from s2s_ad.rules.tangent_rules import JOINTLY_LINEAR, LINEAR, TANGENTS, tangent_form
+from s2s_ad.rules.tangent_rules import JOINTLY_LINEAR, LINEAR, MATRIX_TANGENTS, tangent_form
 
 NUMBERS = ("float", "int", "bool")
 
@@ -237,9 +237,9 @@ class TangentPass:
             raise refused_hook(self, s)
         if isinstance(prim, RuleOp) and prim.callee is runtime.appended:
             return [primal] + self.header() + [self.appended(prim)]
-        if isinstance(prim, RuleOp) and prim.callee is runtime.new_list:
-            return [primal] + self.header() + [assign(self.tangent(name), call("List"),
-                                                      self.line)]
+        if isinstance(prim, RuleOp) and prim.callee in (runtime.new_list, runtime.cotangent_list):
+            return [primal] + self.header() + [  # a new list of its own, of the same items
+                assign(self.tangent(name), copy.deepcopy(primal.value), self.line)]
         self.pre = []
         value = self.tangent_of(s, name, prim, name)
         if value is None:  # depends on nothing differentiated here: a zero tangent
@@ -339,7 +339,7 @@ class TangentPass:
                 continue
             param = rule.params[pos]
             form, text = tangent_form(rule, param, scalars, prim.callee)
-            if prim.callee in TANGENTS and getattr(kinds[0], "ndim", 2) != 2:
+            if prim.callee in MATRIX_TANGENTS and getattr(kinds[0], "ndim", 2) != 2:
                 raise NonDifferentiableError(
                     f"forward mode: {rule.emit} of a stack of matrices is not supported yet",
                     self.location(s), "use reverse mode, or loop over the matrices")

@@ -9,8 +9,11 @@ from .math_rules import pow_variant
 from .registry import primitive
 from .result_kinds import joined, power
 
+# abs of an array: NumPy's (Numba has no builtin abs of arrays); its Jacobian is diagonal
 primitive(builtins.abs, ("x",), {"x": "g * rt.sign(x)"}, kind=joined,
-          variant=lambda consts, kinds: {"adjoints": {"x": "g * np.sign(x)"}}
+          variant=lambda consts, kinds: {"forward": "np.abs(x)",
+                                         "adjoints": {"x": "g * np.sign(x)"},
+                                         "tangent": {"x": "g * np.sign(x)"}}
           if isinstance(kinds["x"], ArrayKind) else {})
 primitive(builtins.float, ("x",), {"x": "g"})
 primitive(builtins.max, ("a", "b"), {"a": "g if a >= b else 0.0", "b": "0.0 if a >= b else g"},

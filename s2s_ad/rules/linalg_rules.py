@@ -163,7 +163,8 @@ def _svd_variant(consts: dict, kinds: dict) -> dict:
         raise ValueError("np.linalg.svd: full_matrices and compute_uv must be constants")
     if not uv:
         return {"forward": "rt.singular_values(a)",
-                "adjoints": {"a": "rt.singular_values_vjp(g, a)"}}
+                "adjoints": {"a": "rt.singular_values_vjp(g, a)"},
+                "tangent": {"a": "rt.singular_values_tangent(g, a)"}}
     return {"forward": f"rt.svd(a, {bool(full)})", "adjoints": {"a": "rt.svd_vjp(g, z)"}}
 
 
@@ -177,14 +178,16 @@ def _upper(name: str, consts: dict) -> bool:
 def _eigh_variant(consts: dict, kinds: dict) -> dict:
     _matrix("eigh", kinds)
     upper = _upper("eigh", consts)
-    return {"forward": f"rt.eigh(a, {upper})", "adjoints": {"a": f"rt.eigh_vjp(g, z, {upper})"}}
+    return {"forward": f"rt.eigh(a, {upper})", "adjoints": {"a": f"rt.eigh_vjp(g, z, {upper})"},
+            "tangent": {"a": f"rt.eigh_tangent(g, z, {upper})"}}
 
 
 def _eigvalsh_variant(consts: dict, kinds: dict) -> dict:
     _matrix("eigvalsh", kinds)
     upper = _upper("eigvalsh", consts)
     return {"forward": f"rt.eigvalsh(a, {upper})",
-            "adjoints": {"a": f"rt.eigvalsh_vjp(g, a, {upper})"}}
+            "adjoints": {"a": f"rt.eigvalsh_vjp(g, a, {upper})"},
+            "tangent": {"a": f"rt.eigvalsh_tangent(g, a, {upper})"}}
 
 
 def _stack_checked(name: str, stacks: bool = True):

@@ -174,11 +174,13 @@ def _sort_variant(consts: dict, kinds: dict) -> dict:
     axis = constant_axis("sort", consts)
     if axis is None:  # x flattened
         return {"forward": "np.sort(rt.reshape(x, (-1,)))",
-                "adjoints": {"x": "rt.reshape_like(rt.sort_vjp(g, rt.reshape(x, (-1,)), 0), x)"}}
+                "adjoints": {"x": "rt.reshape_like(rt.sort_vjp(g, rt.reshape(x, (-1,)), 0), x)"},
+                "tangent": {"x": "rt.sort_tangent(rt.reshape(g, (-1,)), rt.reshape(x, (-1,)), 0)"}}
     ndim = _ndim(kinds.get("x"))
     last = axis == -1 or (ndim is not None and axis == ndim - 1)
     forward = "np.sort(x)" if last else "rt.sort_axis(x, axis)"  # Numba sorts the last axis
-    return {"forward": forward, "adjoints": {"x": "rt.sort_vjp(g, x, axis)"}}
+    return {"forward": forward, "adjoints": {"x": "rt.sort_vjp(g, x, axis)"},
+            "tangent": {"x": "rt.sort_tangent(g, x, axis)"}}
 
 
 primitive(np.sort, ("x", "axis"), {"x": "g"}, defaults={"axis": -1},
@@ -273,8 +275,11 @@ def _cumprod_variant(consts: dict, kinds: dict) -> dict:
     """The VJP of a cumulative product (exact at zeros: ``rt.cumprod_vjp``)."""
     if constant_axis("cumprod", consts) is None:  # x flattened, as NumPy
         return {"adjoints": {"x": "rt.reshape_like(rt.cumprod_vjp(g, rt.reshape(x, (-1,)), 0), "
-                                  "x)"}}
-    return {"forward": "rt.cumprod_axis(x, axis)", "adjoints": {"x": "rt.cumprod_vjp(g, x, axis)"}}
+                                  "x)"},
+                "tangent": {"x": "rt.cumprod_tangent(rt.reshape(g, (-1,)), rt.reshape(x, (-1,)), "
+                                 "0)"}}
+    return {"forward": "rt.cumprod_axis(x, axis)", "adjoints": {"x": "rt.cumprod_vjp(g, x, axis)"},
+            "tangent": {"x": "rt.cumprod_tangent(g, x, axis)"}}
 
 
 primitive(np.cumprod, ("x", "axis"), {"x": "g"}, defaults={"axis": None},

@@ -74,7 +74,7 @@ class Rule:
     methods: tuple[str, ...] = ()  # array-method spellings: ``x.sum()`` is ``np.sum(x)``
     view: bool = False  # the result may be a view of the first argument (reshape, .T)
     # The tangent (JVP) templates, one per parameter, in the notation of the adjoints
-    # (``t`` the parameter's tangent): the slot forward mode (issue 24) fills; unused yet.
+    # (``g`` the parameter's tangent); a variant may give them too (``"tangent"``).
     tangent: dict[str, str] | None = None
     # The reverse step when the pullback is no template (growing lists): a builder
     # (cx, stmt, target, primitive, where) -> (forward, reverse), set by the compiler
@@ -88,8 +88,9 @@ class Rule:
         consts = {p: o.value if isinstance(o, gast.Constant) else NOT_CONSTANT
                   for p, o in zip(self.params, operands, strict=False)}
         parts = self.variant(consts, dict(zip(self.params, kinds, strict=False)))
+        tangent = {**(self.tangent or {}), **parts.get("tangent", {})} or None
         return replace(self, variant=None, forward=parts.get("forward", self.forward),
-                       adjoints={**self.adjoints, **parts.get("adjoints", {})})
+                       adjoints={**self.adjoints, **parts.get("adjoints", {})}, tangent=tangent)
 
     @property
     def differentiable(self) -> bool:

@@ -28,7 +28,7 @@ runs.
 from __future__ import annotations
 
 from s2s_ad import runtime
-from s2s_ad.kinds import ArrayKind
+from s2s_ad.kinds import ArrayKind, ListKind
 from s2s_ad.runtime import reduction_tangents, reductions
 
 from .registry import BY_REVERSE_PASS, primitive, rt_name
@@ -133,6 +133,12 @@ JOINTLY_LINEAR_IN = {
                                   ("cotangent", "contribution"), same),
     # a tape of array values: the tangent tape grows exactly as the tape does
     runtime.block_push: (("block", "at", "value", "expected"), ("block", "value"), same),
+    # the cotangents of growing lists: the tangent list goes through the same steps
+    runtime.list_pop: (("cotangent", "n", "zero"), ("cotangent", "zero"),
+                       lambda kinds, operands: kinds[2]),
+    runtime.list_add_at: (("cotangent", "position", "g", "zero"), ("cotangent", "g", "zero"),
+                          same),
+    runtime.list_add_rows: (("cotangent", "g", "zero"), ("cotangent", "g", "zero"), same),
 }
 
 
@@ -197,7 +203,10 @@ SCALAR_PIECES = (runtime.log_or_zero, runtime.pow_slope, runtime.cbrt, runtime.f
 #: Pieces of the adjoint templates whose derivative is zero where it exists.
 FLAT = {runtime.sign: (("x",), joined), runtime.heaviside: (("x", "at_zero"), joined),
         runtime.int_pow: (("a", "b"), _a_number),
-        runtime.range_length: (("start", "stop", "step"), lambda kinds, operands: "int")}
+        runtime.range_length: (("start", "stop", "step"), lambda kinds, operands: "int"),
+        # a new, empty list for the cotangents of a list's items (forward mode gives the
+        # tangent a list of its own, which the helpers above fill in step)
+        runtime.cotangent_list: (("like",), lambda kinds, operands: ListKind(kinds[0]))}
 
 LINEAR_HELPERS = set(LINEAR_IN)
 JOINTLY_LINEAR_HELPERS = set(JOINTLY_LINEAR_IN)

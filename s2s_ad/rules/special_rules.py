@@ -88,12 +88,15 @@ def _softmax_variant(consts: dict, kinds: dict) -> dict:
     name = "scipy.special.softmax"
     axis = _constant_axis(name, consts)
     if kinds.get("x") in NUMERIC:  # the softmax of one number is 1
-        return {"forward": "0.0 * x + 1.0", "adjoints": {"x": "0.0 * g"}}
+        return {"forward": "0.0 * x + 1.0", "adjoints": {"x": "0.0 * g"},
+                "tangent": {"x": "0.0 * g"}}
     axes = reduced_axes(name, axis, kinds.get("x"))
     merged = f"rt.axes_last(x, {axes!r})"
+    # the Jacobian diag(s) - s s^T is symmetric: the tangent is the pullback of t
+    pullback = (f"rt.axes_back(rt.softmax_last_vjp(rt.axes_last(g, {axes!r}), {merged}), x, "
+                f"{axes!r})")
     return {"forward": f"rt.axes_back(rt.softmax_last({merged}), x, {axes!r})",
-            "adjoints": {"x": f"rt.axes_back(rt.softmax_last_vjp(rt.axes_last(g, {axes!r}), "
-                              f"{merged}), x, {axes!r})"}}
+            "adjoints": {"x": pullback}, "tangent": {"x": pullback}}
 
 
 primitive(sps.softmax, ("x", "axis"), {"x": "g"},

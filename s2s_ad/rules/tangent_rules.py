@@ -27,8 +27,11 @@ with a message naming it.
 from __future__ import annotations
 
 import builtins
+import math
 
 import numpy as np
+import scipy.linalg
+import scipy.special
 
 from .. import runtime
 from .registry import BY_REVERSE_PASS, Rule
@@ -41,12 +44,12 @@ LINEAR = {
     np.stack, np.take, np.array, np.dot, np.matmul, np.outer, np.einsum, np.vstack, np.hstack,
     np.column_stack, np.dstack, np.atleast_1d, np.atleast_2d, np.atleast_3d, np.float64,
     runtime.astype_float, runtime.merge_leading, runtime.list_array, builtins.float,
-    builtins.sum,
+    builtins.sum, math.fsum,
 }
 
 #: Functions linear in all their operands at once, not in each: the tangent of
 #: ``np.append(a, b)`` is ``np.append(t_a, t_b)`` (a zero for an operand without one).
-JOINTLY_LINEAR = {np.append} | JOINTLY_LINEAR_HELPERS
+JOINTLY_LINEAR = {np.append, np.linspace, np.select} | JOINTLY_LINEAR_HELPERS
 
 #: Operators linear in each operand (``a @ b``), by the rule's emitted name.
 LINEAR_OPERATORS = {"@"}
@@ -54,7 +57,8 @@ LINEAR_OPERATORS = {"@"}
 #: Reductions along an axis whose output depends only on its own slice (max, min, prod,
 #: norms): ``J t = sum(J^T(ones) * t)`` over the reduced axes, with the pullback's own
 #: convention at ties, so forward and reverse mode agree everywhere.
-SLICE_REDUCTIONS = {np.max, np.min, np.amax, np.amin, np.prod, np.linalg.norm, np.var, np.std}
+SLICE_REDUCTIONS = {np.max, np.min, np.amax, np.amin, np.prod, np.linalg.norm, np.var, np.std,
+                    scipy.special.logsumexp}
 
 #: Explicit tangent templates, ``{function: {parameter: template}}`` (``g`` is the
 #: operand's tangent, as in the adjoint templates, so one notation serves both).
@@ -62,11 +66,22 @@ TANGENTS = {
     np.linalg.inv: {"A": "-np.dot(np.dot(z, g), z)"},
     np.linalg.det: {"A": "z * np.trace(np.linalg.solve(A, g))"},
     np.linalg.solve: {"A": "-np.linalg.solve(A, np.dot(g, z))", "b": "np.linalg.solve(A, g)"},
+    np.linalg.cholesky: {"a": "rt.cholesky_tangent(g, z)"},
+    # the sign is piecewise constant; d log|det a| = trace(a^-1 t)
+    np.linalg.slogdet: {"a": "(0.0 * z[0], np.trace(np.linalg.solve(a, g)))"},
     # max(t) and min(t) of a tuple: the tangent of the first extreme item (the pullback's
     # rt.at_max / rt.at_min convention at ties)
     builtins.max: {"t": "np.asarray(g)[np.argmax(np.asarray(t))]"},
     builtins.min: {"t": "np.asarray(g)[np.argmin(np.asarray(t))]"},
 }
+#: SciPy's spellings of the same matrix functions
+TANGENTS.update({scipy.linalg.inv: TANGENTS[np.linalg.inv],
+                 scipy.linalg.det: TANGENTS[np.linalg.det],
+                 scipy.linalg.solve: TANGENTS[np.linalg.solve]})
+#: The matrix functions of ``TANGENTS``: their templates are of one matrix (a stack is
+#: refused in forward mode).
+MATRIX_TANGENTS = {np.linalg.inv, np.linalg.det, np.linalg.solve, np.linalg.cholesky,
+                   np.linalg.slogdet, scipy.linalg.inv, scipy.linalg.det, scipy.linalg.solve}
 
 
 def _optional_linear() -> set:

@@ -51,7 +51,8 @@ module and exactly each one's helpers):
 - ``pieces``: ``section`` and ``section_vjp`` (the pieces of np.split and its kin),
   ``masked`` (x[mask] for an N-d mask)
 - ``einsum``: ``einsum`` (constant subscripts), ``einsum_like`` (its VJP forms)
-- ``scans``: ``reverse_cumsum`` (cumsum's VJP), ``sort_axis``, ``sort_vjp``
+- ``scans``: ``reverse_cumsum`` (cumsum's VJP), ``sort_axis``, ``sort_vjp``,
+  ``sort_tangent``
 - ``norms``: ``norm_p_slope`` (the VJP of a vector p-norm)
 - ``special``: ``heaviside``, ``sinc_slope`` (element-wise functions Numba lacks, and
   slopes) and ``scipy.special``'s (SciPy in Python, own kernels in Numba): ``gammaln``,
@@ -62,13 +63,15 @@ module and exactly each one's helpers):
   ``var_last``, ``std_last``, ``logsumexp_last``, ``softmax_last`` and their VJPs
   ``var_last_vjp``, ``std_last_vjp``, ``logsumexp_last_vjp``, ``softmax_last_vjp``
 - ``along_axis``: ``trace_axes``, ``trace_vjp`` (any offset, stacks), ``cumprod_axis``,
-  ``cumprod_vjp``, ``diff_axis``, ``diff_vjp``
+  ``cumprod_vjp``, ``cumprod_tangent``, ``diff_axis``, ``diff_vjp``
 - ``linalg``: ``det``, ``inv``, ``solve`` of stacks of matrices and their VJPs
   ``det_vjp``, ``inv_vjp``, ``solve_vjp_a``, ``solve_vjp_b``
 - ``decompositions``: ``svd``, ``svd_vjp``, ``singular_values``, ``singular_values_vjp``,
   ``singular_outer``, ``nuclear_norm_slope``, ``eigh``, ``eigh_vjp``, ``eigvalsh``,
   ``eigvalsh_vjp``, ``cholesky``, ``cholesky_vjp``, ``slogdet``, ``slogdet_vjp``,
   ``pinv_vjp``, ``matrix_power_vjp`` (matrix decompositions and their VJPs)
+- ``decomposition_tangents``: ``cholesky_tangent``, ``eigvalsh_tangent``, ``eigh_tangent``,
+  ``singular_values_tangent`` (forward mode through the decompositions)
 - ``scipy_linalg``: ``solve_triangular``, ``solve_triangular_vjp_a``,
   ``solve_triangular_vjp_b``, ``scipy_cholesky``, ``scipy_cholesky_vjp``, ``cho_factor``,
   ``cho_factor_vjp``, ``cho_solve``, ``cho_solve_vjp_b``, ``cho_solve_vjp_c``, ``expm``,
@@ -157,6 +160,7 @@ array division follows NumPy. The helpers here guard their divisions.
 
 from .along_axis import *  # noqa: F403
 from .broadcasting import *  # noqa: F403  (the helpers generated code calls as rt.<name>)
+from .decomposition_tangents import *  # noqa: F403
 from .decompositions import *  # noqa: F403
 from .directions import *  # noqa: F403
 from .einsum import *  # noqa: F403

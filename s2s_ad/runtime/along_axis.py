@@ -13,7 +13,8 @@ from numba.np.unsafe.ndarray import to_fixed_tuple
 from .axes import as_3d, check_array, normalize_axis, numba_impl, shape_with
 from .moments import perm_to_back, rows_of
 
-__all__ = ["cumprod_axis", "cumprod_vjp", "diff_axis", "diff_vjp", "trace_axes", "trace_vjp"]
+__all__ = ["cumprod_axis", "cumprod_tangent", "cumprod_vjp", "diff_axis", "diff_vjp",
+           "trace_axes", "trace_vjp"]
 
 
 # ---- trace -----------------------------------------------------------------------------------
@@ -180,6 +181,54 @@ def cumprod_vjp(g, x, axis):
     for index in np.ndindex(x.shape[:-1]):
         _cumprod_vjp_line(x[index], g[index], out[index])
     return np.moveaxis(out, -1, axis).copy()
+
+
+@register_jitable
+def _cumprod_tangent_line(x, t, out):
+    """One line: ``out[i]`` the tangent of ``prod(x[:i+1])``, by the product rule step
+    by step (no division)."""
+    product = 1.0
+    tangent = 0.0
+    for i in range(x.shape[0]):
+        tangent = tangent * x[i] + product * t[i]
+        product = product * x[i]
+        out[i] = tangent
+
+
+def cumprod_tangent(t, x, axis):
+    """The tangent of ``np.cumprod(x, axis=axis)`` along ``t``, float64 shaped like
+    ``x``: entry i is ``sum_{j <= i} t[j] prod(x[:i+1] without x[j])``.
+
+    >>> cumprod_tangent(np.array([1.0, 0.0, 1.0]), np.array([2.0, 0.0, 5.0]), 0)
+    array([1., 0., 0.])
+    """
+    x = np.moveaxis(np.asarray(x, np.float64), axis, -1)
+    t = np.moveaxis(np.asarray(t, np.float64), axis, -1)
+    out = np.empty(x.shape)
+    for index in np.ndindex(x.shape[:-1]):
+        _cumprod_tangent_line(x[index], t[index], out[index])
+    return np.moveaxis(out, -1, axis).copy()
+
+
+@numba_impl(cumprod_tangent)
+def _ol_cumprod_tangent(t, x, axis):
+    check_array(t, "t")
+    check_array(x, "x")
+
+    def impl(t, x, axis):
+        ax = normalize_axis(axis, x.ndim)
+        x3 = as_3d(x, ax).astype(np.float64)
+        t3 = as_3d(t, ax).astype(np.float64)
+        outer, n, inner = x3.shape
+        out = np.empty((outer, n, inner), np.float64)
+        line = np.empty(n, np.float64)
+        for o in range(outer):
+            for i in range(inner):
+                _cumprod_tangent_line(x3[o, :, i], t3[o, :, i], line)
+                out[o, :, i] = line
+        return out.reshape(x.shape)
+
+    return impl
 
 
 @numba_impl(cumprod_vjp)

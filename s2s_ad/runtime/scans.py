@@ -4,7 +4,8 @@ Numba compiles ``np.cumsum(x, axis=k)`` and ``np.sort(x)`` (last axis) itself;
 it lacks a reverse cumulative sum, ``np.sort(x, axis=k)`` and a scatter through
 an argsort.  ``sort_vjp`` ranks with a stable sort in both paths, so ties go
 the same way in Python and in Numba: the k-th smallest entry (first-come among
-equals) receives ``g[k]``.
+equals) receives ``g[k]``; ``sort_tangent`` (forward mode) gathers through the same
+ranks, so the two modes agree at ties too.
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ import numpy as np
 
 from .axes import as_3d, check_array, normalize_axis, numba_impl
 
-__all__ = ["reverse_cumsum", "sort_axis", "sort_vjp"]
+__all__ = ["reverse_cumsum", "sort_axis", "sort_tangent", "sort_vjp"]
 
 
 def reverse_cumsum(g, axis):
@@ -105,6 +106,41 @@ def _ol_sort_vjp(g, x, axis):
                 order = np.argsort(x3[o, :, i], kind="mergesort")
                 for k in range(n):
                     out[o, order[k], i] = g3[o, k, i]
+        return out.reshape(x.shape)
+
+    return impl
+
+
+def sort_tangent(t, x, axis):
+    """The tangent of ``np.sort(x, axis=axis)`` along ``t``: ``t`` gathered through the
+    (stable) argsort of ``x`` along ``axis``, a float64 array shaped like ``x``.
+
+    >>> sort_tangent(np.array([10.0, 20.0, 30.0]), np.array([2.0, 3.0, 1.0]), 0)
+    array([30., 10., 20.])
+    """
+    x = np.asarray(x)
+    order = np.argsort(x, axis=axis, kind="stable")
+    return np.take_along_axis(np.asarray(t, dtype=np.float64), order, axis)
+
+
+@numba_impl(sort_tangent)
+def _ol_sort_tangent(t, x, axis):
+    check_array(t, "t")
+    check_array(x, "x")
+
+    def impl(t, x, axis):
+        if t.shape != x.shape:
+            raise ValueError("sort_tangent: the tangent must have the shape of x")
+        ax = normalize_axis(axis, x.ndim)
+        x3 = as_3d(x, ax)
+        t3 = as_3d(t, ax)
+        outer, n, inner = x3.shape
+        out = np.zeros((outer, n, inner), np.float64)
+        for o in range(outer):
+            for i in range(inner):
+                order = np.argsort(x3[o, :, i], kind="mergesort")
+                for k in range(n):
+                    out[o, k, i] = t3[o, order[k], i]
         return out.reshape(x.shape)
 
     return impl

@@ -24,6 +24,21 @@ from s2s_ad.testing.differences import directional_difference
 grid = np.array([[0.3, -1.2, 0.8], [1.1, 0.4, -0.6]])
 row = np.array([0.7, -0.2, 1.5])
 
+def _added_then_popped(x):
+    """A list cotangent as gradient code keeps one: made, added into (items past its end
+    come in as the empty "none yet" array), popped back to front."""
+    cotangent = rt.cotangent_list(x)
+    cotangent = rt.list_add_at(cotangent, 1, x * x, np.zeros(0))
+    cotangent = rt.list_add_at(cotangent, 0, np.sin(x), np.zeros(0))
+    return rt.list_pop(cotangent, 1, np.zeros(0)) + 2.0 * rt.list_pop(cotangent, 0, np.zeros(0))
+
+
+def _rows_added_then_popped(g, x):
+    cotangent = rt.cotangent_list(x)
+    cotangent = rt.list_add_rows(cotangent, g * g, np.zeros(0))
+    return rt.list_pop(cotangent, 1, np.zeros(0)) * x
+
+
 # helper name -> [(function calling it the way gradient code does, arguments)]
 CASES = {
     "accumulate": [(lambda cot, part: rt.accumulate(cot * 1.0, part), (row, 2.0 * row)),
@@ -56,6 +71,10 @@ CASES = {
     "diff_vjp": [(lambda g, x: rt.diff_vjp(g * g, x, 1, 1), (grid[:, :2].copy(), grid))],
     "trace_axes": [(lambda x: rt.trace_axes(x * x, 0, 0, 1), (grid,))],
     "trace_vjp": [(lambda g, x: rt.trace_vjp(g * g, x, 1, 0, 1), (1.3, grid))],
+    "cotangent_list": [(_added_then_popped, (row,))],
+    "list_add_at": [(_added_then_popped, (row,))],
+    "list_pop": [(_added_then_popped, (row,))],
+    "list_add_rows": [(_rows_added_then_popped, (grid, row))],
     "log_or_zero": [(lambda a: rt.log_or_zero(a * a), (1.3,))],
     "pow_slope": [(lambda a, b: rt.pow_slope(a, b), (1.3, 2.5)),
                   (lambda a, b: rt.pow_slope(a, b), (0.8, -1.5))],

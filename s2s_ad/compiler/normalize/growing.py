@@ -39,6 +39,7 @@ from typing import Any
 
 import gast
 import numpy as np
+from numba.typed import List as NumbaList
 
 from s2s_ad import runtime
 from s2s_ad.compiler.ir import LocalFunction
@@ -56,6 +57,7 @@ from s2s_ad.compiler.syntax.builders import (
     store,
     subscript_of,
 )
+from s2s_ad.errors import NonDifferentiableError
 
 COMPREHENSIONS = (gast.ListComp, gast.GeneratorExp)
 _JOINED = ((np.stack, np.array), (np.concatenate, runtime.merge_leading))
@@ -89,8 +91,23 @@ class ListNormalizer(ExpressionNormalizer):
         if isinstance(node, gast.List):
             for item in node.elts:
                 self.append_to(name, item, like)
-        else:
+        elif isinstance(node, COMPREHENSIONS):
             self.stmt(self.comprehension_loops(name, node))
+
+    def new_typed_list(self, value: gast.expr) -> bool:
+        """``list()``, or ``List()`` of ``numba.typed``: an empty list (generated gradient
+        code keeps its tapes of other values in ``List()``, which is ``list`` on the
+        Python path; forward mode over it reads them as lists)."""
+        if not (isinstance(value, gast.Call) and not value.args and not value.keywords):
+            return False
+        try:
+            return self.resolve(value.func) in (NumbaList, builtins.list)
+        except (KeyError, NonDifferentiableError):
+            return False
+
+    def typed_lists(self, fdef: gast.FunctionDef) -> set[str]:
+        """The names bound to ``List()`` (see :meth:`new_typed_list`)."""
+        return {name for name, value in named_values(fdef) if self.new_typed_list(value)}
 
     def append_to(self, name: str, item: gast.expr, like: gast.AST) -> None:
         value = self.atom(item)

@@ -109,6 +109,7 @@ class _Normalizer(ListNormalizer):
                            | module_functions(fdef.name))
         self.local_fns: dict[str, LocalFunction] = {}
         self.temps: set[str] = set()
+        self.list_names |= self.typed_lists(fdef)
         self.externals: dict[str, Any] = {}  # arrays of modules the body reads
         self.hidden: dict[str, GlobalRead] = {}  # global variables the body reads
         self.global_arrays: dict[int, str] = {}
@@ -204,7 +205,8 @@ class _Normalizer(ListNormalizer):
             mark_in_place(self.out[-1])  # on an array, Python mutates it
 
     def assign_to(self, target: gast.expr, value: gast.expr, s: gast.stmt) -> None:
-        if isinstance(target, gast.Name) and isinstance(value, (gast.List, *COMPREHENSIONS)):
+        if isinstance(target, gast.Name) and (isinstance(value, (gast.List, *COMPREHENSIONS))
+                                              or self.new_typed_list(value)):
             self.build_list(target.id, value, s)
             return
         if isinstance(target, gast.Name):
