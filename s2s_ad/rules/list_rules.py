@@ -48,6 +48,15 @@ primitive(runtime.new_list, (), kind=ListKind(), name="List")
 primitive(runtime.appended, ("items", "value"), dict.fromkeys(("items", "value"), BY_REVERSE_PASS),
           kind=_appended)
 # np.array(items): each row of the cotangent goes to its item (reverse/lists.as_array)
-primitive(runtime.list_array, ("items",), {"items": BY_REVERSE_PASS}, kind=_as_array)
+def _as_array_variant(consts: dict, kinds: dict) -> dict:
+    """An empty list of arrays still makes an array of their dimensions and one more."""
+    element = getattr(kinds.get("items"), "element", None)
+    if isinstance(element, ArrayKind) and element.ndim is not None:
+        return {"forward": f"rt.list_array(items, {element.ndim + 1})"}
+    return {}
+
+
+primitive(runtime.list_array, ("items",), {"items": BY_REVERSE_PASS}, kind=_as_array,
+          variant=_as_array_variant)
 primitive(runtime.list_position, ("items", "i"), kind="int")
 primitive(runtime.merge_leading, ("a",), {"a": "rt.reshape_like(g, a)"}, kind=_merged)

@@ -72,6 +72,14 @@ def _traced(kinds: list, operands: list):
     return ArrayKind(n) if n > 0 else "float"
 
 
+def _gathered(kinds: list, operands: list):
+    """``d[index]`` for an index array (a boolean mask takes its own dimensions)."""
+    d, index = ndim(kinds[0]), kinds[1]
+    if getattr(index, "boolean", False):  # a mask takes as many dimensions as it has
+        return ArrayKind(d - ndim(index) + 1)
+    return ArrayKind(d - 1 + ndim(index))
+
+
 def _a_number(kinds: list, operands: list):
     return "float"
 
@@ -111,6 +119,7 @@ LINEAR_IN = {
     runtime.axes_kept: (("z", "x", "axes"), ("z",), _float_array_of(1)),
     runtime.last_kept: (("g", "x", "axes"), ("g",), _merged_axes),
     runtime.diff_axis: (("x", "n", "axis"), ("x",), same),
+    runtime.written_items: (("d", "index"), ("d",), _gathered),
     runtime.diff_vjp: (("g", "x", "n", "axis"), ("g",), _float_array_of(1)),
     runtime.trace_axes: (("x", "offset", "axis1", "axis2"), ("x",), _traced),
     runtime.trace_vjp: (("g", "x", "offset", "axis1", "axis2"), ("g",), _float_array_of(1)),

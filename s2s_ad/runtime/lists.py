@@ -37,9 +37,16 @@ def appended(items, value):
     return items
 
 
-def list_array(items):
-    """``np.array(items)`` for a list of numbers or of arrays of one shape."""
-    return np.array(items)
+def list_array(items, ndim=1):
+    """``np.array(items)`` for a list of numbers or of arrays of one shape; an empty list
+    of arrays gives an empty array of ``ndim`` dimensions (its items' and one more), as
+    in Numba, where the list's type has them.
+
+    >>> list_array([], 2).shape
+    (0, 0)
+    """
+    out = np.array(items)
+    return np.zeros((0,) * ndim) if len(items) == 0 else out
 
 
 def cotangent_list(like):
@@ -102,13 +109,13 @@ def _cotangent_list_numba(like):
 
 
 @overload(list_array)
-def _list_array_numba(items):
+def _list_array_numba(items, ndim=1):
     item = items.item_type
     if isinstance(item, types.Array):
         empty_shape = (0,) * (item.ndim + 1)  # no item to take a shape from
         item_dtype = as_dtype(item.dtype)
 
-        def stacked(items):
+        def stacked(items, ndim=1):
             if len(items) == 0:
                 return np.empty(empty_shape, dtype=item_dtype)
             first = items[0]
@@ -120,7 +127,7 @@ def _list_array_numba(items):
 
     dtype = as_dtype(item)
 
-    def flat(items):
+    def flat(items, ndim=1):
         out = np.empty(len(items), dtype=dtype)
         for k in range(len(items)):
             out[k] = items[k]

@@ -71,6 +71,8 @@ CASES = {
     "diff_vjp": [(lambda g, x: rt.diff_vjp(g * g, x, 1, 1), (grid[:, :2].copy(), grid))],
     "trace_axes": [(lambda x: rt.trace_axes(x * x, 0, 0, 1), (grid,))],
     "trace_vjp": [(lambda g, x: rt.trace_vjp(g * g, x, 1, 0, 1), (1.3, grid))],
+    "written_items": [(lambda d: rt.written_items(d * d, np.array([0, 2, 0])), (row,)),
+                      (lambda d: rt.written_items(d * d, d > 0.0), (row,))],
     "cotangent_list": [(_added_then_popped, (row,))],
     "list_add_at": [(_added_then_popped, (row,))],
     "list_pop": [(_added_then_popped, (row,))],

@@ -9,6 +9,7 @@ The names are the ones generated code uses for lists (``items``, ``d_items``,
 """
 
 import inspect
+import math
 
 import numpy as np
 import pytest
@@ -281,3 +282,24 @@ def test_an_extension_that_reads_the_list_sees_it_before_the_extension():
         assert ad.differentiable(extends_with_its_own_last_item, jit=jit)(y) == pytest.approx(
             extends_with_its_own_last_item(y), rel=1e-14)
     check_grads(extends_with_its_own_last_item, y)
+
+
+def squares_kept_if(levels, cut):
+    total = 0.0
+    for step in range(2):  # in a loop, the pullback of np.sum keeps the list's shape
+        picked = [levels * step for _ in levels if cut > 1.0]  # empty when cut <= 1
+        total = math.tanh(total + np.sum(picked) * np.sum(picked) + cut * np.sum(levels))
+    return total
+
+
+@pytest.mark.parametrize("cut", [0.5, 1.5])
+def test_an_empty_comprehension_of_arrays_is_an_array_of_their_dimensions(cut):
+    # np.array of an empty list of 1-d arrays was 1-d on the Python path (its pullback
+    # read a second dimension: IndexError) and 2-d on Numba; it is (0, 0) on both now
+    levels = np.array([0.4, -1.2, 0.9])
+    check_grads(squares_kept_if, levels, cut)
+    direction = (np.array([1.0, 0.5, -0.5]), 0.0)
+    python = ad.hvp(ad.differentiable(squares_kept_if, jit=False), (levels, cut), direction)
+    numba = ad.hvp(ad.differentiable(squares_kept_if, jit=True), (levels, cut), direction)
+    for got, want in zip(numba, python, strict=True):
+        np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-12)
