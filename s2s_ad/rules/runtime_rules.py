@@ -185,12 +185,8 @@ def _moving_pullbacks(row, tangents) -> dict:
     }
 
 
-_MOVING = {reductions.PROD: (reduction_tangents.prod_vjp_tangent_axis,
-                             reduction_tangents.prod_vjp_tangent_axis_keepdims,
-                             reduction_tangents.prod_vjp_tangent_all),
-           reductions.NORM: (reduction_tangents.norm_vjp_tangent_axis,
-                             reduction_tangents.norm_vjp_tangent_axis_keepdims,
-                             reduction_tangents.norm_vjp_tangent_all)}
+_MOVING = {reductions.PROD: reduction_tangents.PROD_TANGENTS,
+           reductions.NORM: reduction_tangents.NORM_TANGENTS}
 
 #: helper -> (parameters, {parameter: tangent template}, result kind)
 SLOPES = {

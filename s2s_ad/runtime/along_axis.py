@@ -167,6 +167,37 @@ def _cumprod_vjp_line(x, g, out):
         prefix *= x[i]
 
 
+def _by_lines(line, a, x, axis):
+    """``line(x_line, a_line, out_line)`` over every line of ``x`` and ``a`` along
+    ``axis`` (float64, shaped like ``x``): the Python form of the cumulative products'
+    helpers."""
+    x = np.moveaxis(np.asarray(x, np.float64), axis, -1)
+    a = np.moveaxis(np.asarray(a, np.float64), axis, -1)
+    out = np.empty(x.shape)
+    for index in np.ndindex(x.shape[:-1]):
+        line(x[index], a[index], out[index])
+    return np.moveaxis(out, -1, axis).copy()
+
+
+def _lines_impl(line):
+    """The Numba form of :func:`_by_lines` for one ``line`` kernel."""
+
+    def impl(a, x, axis):
+        ax = normalize_axis(axis, x.ndim)
+        x3 = as_3d(x, ax).astype(np.float64)
+        a3 = as_3d(a, ax).astype(np.float64)
+        outer, n, inner = x3.shape
+        out = np.empty((outer, n, inner), np.float64)
+        row = np.empty(n, np.float64)
+        for o in range(outer):
+            for i in range(inner):
+                line(x3[o, :, i], a3[o, :, i], row)
+                out[o, :, i] = row
+        return out.reshape(x.shape)
+
+    return impl
+
+
 def cumprod_vjp(g, x, axis):
     """The VJP of ``np.cumprod(x, axis=axis)``, float64 shaped like ``x``: entry i
     gets ``prod(x[:i]) * sum_{k >= i} g[k] prod(x[i+1:k+1])`` along the axis, computed
@@ -175,12 +206,7 @@ def cumprod_vjp(g, x, axis):
     >>> cumprod_vjp(np.ones(3), np.array([2.0, 0.0, 5.0]), 0)  # 1, 2 + 2 * 5, 2 * 0
     array([ 1., 12.,  0.])
     """
-    x = np.moveaxis(np.asarray(x, np.float64), axis, -1)
-    g = np.moveaxis(np.asarray(g, np.float64), axis, -1)
-    out = np.empty(x.shape)
-    for index in np.ndindex(x.shape[:-1]):
-        _cumprod_vjp_line(x[index], g[index], out[index])
-    return np.moveaxis(out, -1, axis).copy()
+    return _by_lines(_cumprod_vjp_line, g, x, axis)
 
 
 @register_jitable
@@ -202,54 +228,21 @@ def cumprod_tangent(t, x, axis):
     >>> cumprod_tangent(np.array([1.0, 0.0, 1.0]), np.array([2.0, 0.0, 5.0]), 0)
     array([1., 0., 0.])
     """
-    x = np.moveaxis(np.asarray(x, np.float64), axis, -1)
-    t = np.moveaxis(np.asarray(t, np.float64), axis, -1)
-    out = np.empty(x.shape)
-    for index in np.ndindex(x.shape[:-1]):
-        _cumprod_tangent_line(x[index], t[index], out[index])
-    return np.moveaxis(out, -1, axis).copy()
+    return _by_lines(_cumprod_tangent_line, t, x, axis)
 
 
 @numba_impl(cumprod_tangent)
 def _ol_cumprod_tangent(t, x, axis):
     check_array(t, "t")
     check_array(x, "x")
-
-    def impl(t, x, axis):
-        ax = normalize_axis(axis, x.ndim)
-        x3 = as_3d(x, ax).astype(np.float64)
-        t3 = as_3d(t, ax).astype(np.float64)
-        outer, n, inner = x3.shape
-        out = np.empty((outer, n, inner), np.float64)
-        line = np.empty(n, np.float64)
-        for o in range(outer):
-            for i in range(inner):
-                _cumprod_tangent_line(x3[o, :, i], t3[o, :, i], line)
-                out[o, :, i] = line
-        return out.reshape(x.shape)
-
-    return impl
+    return _lines_impl(_cumprod_tangent_line)
 
 
 @numba_impl(cumprod_vjp)
 def _ol_cumprod_vjp(g, x, axis):
     check_array(g, "g")
     check_array(x, "x")
-
-    def impl(g, x, axis):
-        ax = normalize_axis(axis, x.ndim)
-        x3 = as_3d(x, ax).astype(np.float64)
-        g3 = as_3d(g, ax).astype(np.float64)
-        outer, n, inner = x3.shape
-        out = np.empty((outer, n, inner), np.float64)
-        line = np.empty(n, np.float64)
-        for o in range(outer):
-            for i in range(inner):
-                _cumprod_vjp_line(x3[o, :, i], g3[o, :, i], line)
-                out[o, :, i] = line
-        return out.reshape(x.shape)
-
-    return impl
+    return _lines_impl(_cumprod_vjp_line)
 
 
 def diff_axis(x, n, axis):

@@ -197,24 +197,25 @@ def _all_form(rule, kernel):
     return public
 
 
-def _named(fn, name: str, text: str):
-    fn.__name__ = fn.__qualname__ = name
-    fn.__doc__ = text
-    return fn
+def _forms(row: str, rule, kernel) -> tuple:
+    """The three public forms of one reduction's tangent, named and documented."""
+    made = []
+    for form, public in (("axis", _axis_form(rule, kernel, False)),
+                         ("axis_keepdims", _axis_form(rule, kernel, True)),
+                         ("all", _all_form(rule, kernel))):
+        public.__name__ = public.__qualname__ = f"{row}_vjp_tangent_{form}"
+        axis = "" if form == "all" else ", axis"
+        public.__doc__ = (f"The derivative of ``{row}_vjp_{form}(g, x{axis})`` in ``x`` along "
+                          "``t`` (``g`` held still).")
+        made.append(public)
+    return tuple(made)
 
 
-_PROD = "the derivative of ``{}(g, x{})`` in ``x`` along ``t`` (``g`` held still)."
-prod_vjp_tangent_axis = _named(_axis_form(_rule_prod, _kernel_prod, False),
-                               "prod_vjp_tangent_axis", _PROD.format("prod_vjp_axis", ", axis"))
-prod_vjp_tangent_axis_keepdims = _named(
-    _axis_form(_rule_prod, _kernel_prod, True), "prod_vjp_tangent_axis_keepdims",
-    _PROD.format("prod_vjp_axis_keepdims", ", axis"))
-prod_vjp_tangent_all = _named(_all_form(_rule_prod, _kernel_prod), "prod_vjp_tangent_all",
-                              _PROD.format("prod_vjp_all", ""))
-norm_vjp_tangent_axis = _named(_axis_form(_rule_norm, _kernel_norm, False),
-                               "norm_vjp_tangent_axis", _PROD.format("norm_vjp_axis", ", axis"))
-norm_vjp_tangent_axis_keepdims = _named(
-    _axis_form(_rule_norm, _kernel_norm, True), "norm_vjp_tangent_axis_keepdims",
-    _PROD.format("norm_vjp_axis_keepdims", ", axis"))
-norm_vjp_tangent_all = _named(_all_form(_rule_norm, _kernel_norm), "norm_vjp_tangent_all",
-                              _PROD.format("norm_vjp_all", ""))
+PROD_TANGENTS = _forms("prod", _rule_prod, _kernel_prod)
+NORM_TANGENTS = _forms("norm", _rule_norm, _kernel_norm)
+prod_vjp_tangent_axis = PROD_TANGENTS[0]
+prod_vjp_tangent_axis_keepdims = PROD_TANGENTS[1]
+prod_vjp_tangent_all = PROD_TANGENTS[2]
+norm_vjp_tangent_axis = NORM_TANGENTS[0]
+norm_vjp_tangent_axis_keepdims = NORM_TANGENTS[1]
+norm_vjp_tangent_all = NORM_TANGENTS[2]

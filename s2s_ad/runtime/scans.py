@@ -88,27 +88,36 @@ def sort_vjp(g, x, axis):
     return out
 
 
-@numba_impl(sort_vjp)
-def _ol_sort_vjp(g, x, axis):
-    check_array(g, "g")
-    check_array(x, "x")
+def _ranks_impl(gather: bool):
+    """The Numba form of ``sort_vjp`` (scatter ``a`` through each line's stable
+    ranks) or of ``sort_tangent`` (``gather`` through them)."""
 
-    def impl(g, x, axis):
-        if g.shape != x.shape:
-            raise ValueError("sort_vjp: the cotangent must have the shape of x")
+    def impl(a, x, axis):
+        if a.shape != x.shape:
+            raise ValueError("sorting: the cotangent or tangent must have the shape of x")
         ax = normalize_axis(axis, x.ndim)
         x3 = as_3d(x, ax)
-        g3 = as_3d(g, ax)
+        a3 = as_3d(a, ax)
         outer, n, inner = x3.shape
         out = np.zeros((outer, n, inner), np.float64)
         for o in range(outer):
             for i in range(inner):
                 order = np.argsort(x3[o, :, i], kind="mergesort")
                 for k in range(n):
-                    out[o, order[k], i] = g3[o, k, i]
+                    if gather:
+                        out[o, k, i] = a3[o, order[k], i]
+                    else:
+                        out[o, order[k], i] = a3[o, k, i]
         return out.reshape(x.shape)
 
     return impl
+
+
+@numba_impl(sort_vjp)
+def _ol_sort_vjp(g, x, axis):
+    check_array(g, "g")
+    check_array(x, "x")
+    return _ranks_impl(False)
 
 
 def sort_tangent(t, x, axis):
@@ -127,20 +136,4 @@ def sort_tangent(t, x, axis):
 def _ol_sort_tangent(t, x, axis):
     check_array(t, "t")
     check_array(x, "x")
-
-    def impl(t, x, axis):
-        if t.shape != x.shape:
-            raise ValueError("sort_tangent: the tangent must have the shape of x")
-        ax = normalize_axis(axis, x.ndim)
-        x3 = as_3d(x, ax)
-        t3 = as_3d(t, ax)
-        outer, n, inner = x3.shape
-        out = np.zeros((outer, n, inner), np.float64)
-        for o in range(outer):
-            for i in range(inner):
-                order = np.argsort(x3[o, :, i], kind="mergesort")
-                for k in range(n):
-                    out[o, k, i] = t3[o, order[k], i]
-        return out.reshape(x.shape)
-
-    return impl
+    return _ranks_impl(True)
