@@ -304,6 +304,10 @@ def products_and_norms(levels):
     return np.sum(np.prod(levels.reshape(2, 2), axis=0) ** 2) + np.linalg.norm(levels) ** 3
 
 
+def ranked_weights(levels):
+    return np.sum(np.sort(levels) * np.tanh(levels)) + np.sum(np.sort(levels * levels)[:2])
+
+
 def spread_over_axes(levels):
     block = np.outer(levels, levels).reshape(2, 2, 4)
     return np.sum(np.sum(block, axis=(0, 2)) ** 2) + np.sum(np.max(block, axis=(0, 1)))
@@ -312,8 +316,9 @@ def spread_over_axes(levels):
 @pytest.mark.parametrize("fn, jit", [
     (fn, jit) if not jit or fn in (running_totals, products_and_norms)
     else pytest.param(fn, jit, marks=pytest.mark.slow)  # a compile each: the slow tier
-    for fn in (running_totals, traced_square, products_and_norms, spread_over_axes)
+    for fn in (running_totals, traced_square, products_and_norms, ranked_weights,
+               spread_over_axes)
     for jit in (False, True)])
-def test_second_derivatives_through_scans_traces_and_tuple_axes(fn, jit):
+def test_second_derivatives_through_scans_traces_sorts_and_tuple_axes(fn, jit):
     levels = np.array([0.4, -1.1, 0.9, 1.6])
     assert check_hvp(fn, (levels,), jit) == ("pass", "")
