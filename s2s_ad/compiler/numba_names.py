@@ -57,8 +57,12 @@ def unique_parameter_names(var_list):
 def install() -> None:
     """Use ``unique_parameter_names`` in Numba's array expressions (once; only if
     Numba's function is the one with the assertion)."""
-    current = array_exprs._legalize_parameter_names
-    if current is unique_parameter_names:
+    current = getattr(array_exprs, "_legalize_parameter_names", None)
+    if current is None or current is unique_parameter_names:
         return
-    if "not unique" in inspect.getsource(current):
+    try:
+        source = inspect.getsource(current)
+    except (OSError, TypeError):  # no source to read: leave Numba as it is
+        return
+    if "not unique" in source:
         array_exprs._legalize_parameter_names = unique_parameter_names
