@@ -27,6 +27,13 @@ from ..kinds import ArrayKind
 from .registry import NOT_CONSTANT, lookup, primitive, register
 from .result_kinds import ndim as _ndim
 from .result_kinds import same
+from .tangent_rules import MATRIX_TANGENTS, TANGENTS
+
+# SciPy's spellings of NumPy's matrix functions take NumPy's tangents
+for _scipy, _numpy in ((scipy.linalg.inv, np.linalg.inv), (scipy.linalg.det, np.linalg.det),
+                       (scipy.linalg.solve, np.linalg.solve)):
+    TANGENTS[_scipy] = TANGENTS[_numpy]
+    MATRIX_TANGENTS.add(_scipy)
 
 _TRANS = {0: 0, 1: 1, 2: 1, "N": 0, "T": 1, "C": 1}
 

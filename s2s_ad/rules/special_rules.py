@@ -34,6 +34,7 @@ from ..runtime import special
 from .reduction_rules import reduced_axes, reduced_kind
 from .registry import NOT_CONSTANT, primitive, rt_name
 from .result_kinds import floats
+from .tangent_rules import SLICE_REDUCTIONS
 
 _TWO_OVER_SQRT_PI = "1.1283791670955126"
 _UNARY = {
@@ -79,6 +80,7 @@ def _logsumexp_variant(consts: dict, kinds: dict) -> dict:
             "adjoints": {"x": f"rt.axes_back(rt.logsumexp_last_vjp(g, {merged}), x, {axes!r})"}}
 
 
+SLICE_REDUCTIONS.add(sps.logsumexp)  # forward mode: a reduction of its slices
 primitive(sps.logsumexp, ("x", "axis", "b", "keepdims", "return_sign"), {"x": "g"},
           defaults={"axis": None, "b": None, "keepdims": False, "return_sign": False},
           kind=reduced_kind(1, 3), variant=_logsumexp_variant)

@@ -30,8 +30,6 @@ import builtins
 import math
 
 import numpy as np
-import scipy.linalg
-import scipy.special
 
 from .. import runtime
 from .registry import BY_REVERSE_PASS, Rule
@@ -57,8 +55,7 @@ LINEAR_OPERATORS = {"@"}
 #: Reductions along an axis whose output depends only on its own slice (max, min, prod,
 #: norms): ``J t = sum(J^T(ones) * t)`` over the reduced axes, with the pullback's own
 #: convention at ties, so forward and reverse mode agree everywhere.
-SLICE_REDUCTIONS = {np.max, np.min, np.amax, np.amin, np.prod, np.linalg.norm, np.var, np.std,
-                    scipy.special.logsumexp}
+SLICE_REDUCTIONS = {np.max, np.min, np.amax, np.amin, np.prod, np.linalg.norm, np.var, np.std}
 
 #: Explicit tangent templates, ``{function: {parameter: template}}`` (``g`` is the
 #: operand's tangent, as in the adjoint templates, so one notation serves both).
@@ -74,14 +71,10 @@ TANGENTS = {
     builtins.max: {"t": "np.asarray(g)[np.argmax(np.asarray(t))]"},
     builtins.min: {"t": "np.asarray(g)[np.argmin(np.asarray(t))]"},
 }
-#: SciPy's spellings of the same matrix functions
-TANGENTS.update({scipy.linalg.inv: TANGENTS[np.linalg.inv],
-                 scipy.linalg.det: TANGENTS[np.linalg.det],
-                 scipy.linalg.solve: TANGENTS[np.linalg.solve]})
 #: The matrix functions of ``TANGENTS``: their templates are of one matrix (a stack is
 #: refused in forward mode).
 MATRIX_TANGENTS = {np.linalg.inv, np.linalg.det, np.linalg.solve, np.linalg.cholesky,
-                   np.linalg.slogdet, scipy.linalg.inv, scipy.linalg.det, scipy.linalg.solve}
+                   np.linalg.slogdet}  # and SciPy's (scipy_linalg_rules, loaded with SciPy)
 
 
 def _optional_linear() -> set:
