@@ -280,6 +280,8 @@ def _passed_through(cx: Context, link: CalleeLink, args: list[gast.expr], target
     if callee is None:
         return {}
     params = [a.id for a in generated.forward.args.args]
+    if len(params) != len(args):  # not one argument per parameter: keep the tuple's
+        return {}
     passed = {}
     for i, (name, kind) in enumerate(zip(generated.residuals, generated.residual_kinds,
                                          strict=True)):
