@@ -30,8 +30,10 @@ from dataclasses import dataclass
 import gast
 
 from s2s_ad.compiler.primitives import classify
+from s2s_ad.compiler.syntax.annotations import callee_of
 from s2s_ad.compiler.syntax.builders import assignment, loaded_names, store, tuple_of
 from s2s_ad.kinds import Kind, carries_derivative
+from s2s_ad.rules.runtime_rules import IN_PLACE
 
 
 @dataclass
@@ -55,6 +57,9 @@ def _assignments(stmts: list[gast.stmt]):
     for s in stmts:
         if isinstance(s, gast.Assign) and isinstance(s.targets[0], gast.Subscript):
             yield item_write(s)
+        elif isinstance(s, gast.Expr) and isinstance(s.value, gast.Call) \
+                and callee_of(s.value) in IN_PLACE and isinstance(s.value.args[0], gast.Name):
+            yield s.value.args[0].id, s.value  # adds into its first operand
         elif isinstance(s, gast.Assign):
             yield s.targets[0].id, s.value
         elif isinstance(s, gast.For | gast.While | gast.If):

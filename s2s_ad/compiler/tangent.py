@@ -40,7 +40,6 @@ import numpy as np
 from s2s_ad import runtime
 from s2s_ad.compiler.infer_kinds import static_slice
 from s2s_ad.compiler.primitives import (
-    RUNTIME,
     Copy,
     CustomCall,
     CutCall,
@@ -53,11 +52,10 @@ from s2s_ad.compiler.primitives import (
     RuleOp,
     TupleDisplay,
     classify,
-    is_library,
 )
 from s2s_ad.compiler.reverse import calls
 from s2s_ad.compiler.reverse.context import Context
-from s2s_ad.compiler.syntax.annotations import callee_of, comment_of, line_of, set_line
+from s2s_ad.compiler.syntax.annotations import comment_of, line_of, set_line
 from s2s_ad.compiler.syntax.builders import (
     assign,
     assignment,
@@ -82,6 +80,7 @@ from s2s_ad.compiler.syntax.builders import (
 from s2s_ad.compiler.syntax.names import module_function_name
 from s2s_ad.compiler.tangent_custom import custom_call, refused_hook
 from s2s_ad.compiler.tangent_directions import directions_function
+from s2s_ad.compiler.tangent_in_place import effect_tangent
 from s2s_ad.compiler.tangent_kernels import kernel_tangent
 from s2s_ad.compiler.tangent_tapes import (
     TapeGroup,
@@ -180,8 +179,7 @@ class TangentPass:
         if isinstance(s, gast.Assign):
             return self.assignment(s)
         if isinstance(s, gast.Expr):
-            self.refuse_writes(s)
-            return [calls.primal_stmt(self.cx, s)]
+            return [calls.primal_stmt(self.cx, s)] + effect_tangent(self, s)
         return [s]
 
     def nested(self, stmts: list[gast.stmt], optional: bool = False) -> list[gast.stmt]:
@@ -191,21 +189,6 @@ class TangentPass:
         if all(comment_of(n) is not None for n in out):
             return [] if optional else out + [pass_stmt()]
         return out
-
-    def refuse_writes(self, s: gast.Expr) -> None:
-        """A runtime helper called for its effect (``rt.add_in_place(view, c)`` in
-        gradient code) writes into an operand: refused when a tangent flows into it."""
-        callee = callee_of(s.value) if isinstance(s.value, gast.Call) else None
-        if not (callee is not None and is_library(callee) and
-                not lookup(callee, len(s.value.args)) and
-                (getattr(callee, "__module__", None) or "").startswith(RUNTIME)):
-            return
-        if any(self.carries(a) for a in s.value.args):
-            raise NonDifferentiableError(
-                f"forward mode: {callee.__name__} writes into its argument (gradient code "
-                "adding into a slice of a cotangent), which is not supported yet",
-                self.location(s), "differentiate the slices' sum in one piece, or use "
-                "ad.hessian on the whole array")
 
     def header(self) -> list[gast.stmt]:
         """``# tangent of line N``, once per source line."""

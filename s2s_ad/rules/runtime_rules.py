@@ -1,7 +1,7 @@
 """Rules of the runtime helpers generated gradient code calls, so that forward mode
 can transform that code again (Hessian-vector products: forward over reverse).
 
-Three kinds of helper, one table each:
+Four kinds of helper, one table each:
 
 - ``LINEAR_IN``: linear in the operands named (each on its own, as a product is),
   and in the others either reading only a shape or constant between the points
@@ -13,6 +13,10 @@ Three kinds of helper, one table each:
   reductions gradient code computes with its helpers, and the scalar pieces of the
   adjoint templates such as ``pow_slope``), in the adjoints' notation (``g`` the
   tangent, ``z`` the result).
+- ``IN_PLACE``: helpers that add an operand into their first one in place
+  (``scatter_add``); forward mode repeats the call on the tangents.
+
+``FLAT`` lists the pieces whose derivative is zero where it exists.
 
 Reverse mode through them (a gradient of a gradient by reverse mode) is not
 supported: their reverse step (set by the compiler's ``reverse/gradient_code.py``)
@@ -80,6 +84,24 @@ def _gathered(kinds: list, operands: list):
     return ArrayKind(d - 1 + ndim(index))
 
 
+def _float_items(kinds: list, operands: list):
+    """A cotangent like operand 0, a tuple or an array: floats item by item."""
+    like = kinds[0]
+    if isinstance(like, tuple):
+        return tuple(ArrayKind(ndim(k)) if isinstance(k, ArrayKind) else "float" for k in like)
+    return ArrayKind(ndim(like))
+
+
+def _taken(kinds: list, operands: list):
+    """``take_axis(a, indices, axis)``: ``a``'s axis replaced by the indices' axes."""
+    return ArrayKind(ndim(kinds[0]) - 1 + ndim(kinds[1]))
+
+
+def _largest(kinds: list, operands: list):
+    """``sum_items(t)`` of a tuple of arrays: the sum broadcasts to the largest."""
+    return ArrayKind(max(ndim(k) for k in kinds[0]))
+
+
 def _a_number(kinds: list, operands: list):
     return "float"
 
@@ -120,6 +142,33 @@ LINEAR_IN = {
     runtime.last_kept: (("g", "x", "axes"), ("g",), _merged_axes),
     runtime.diff_axis: (("x", "n", "axis"), ("x",), same),
     runtime.written_items: (("d", "index"), ("d",), _gathered),
+    # the forms and pullbacks of the rearrangements: each entry of the result is one
+    # entry of the operand (or a sum of some), at positions that depend on no value
+    # but x's order for partition (constant between ties)
+    runtime.slice_axis: (("x", "axis", "start", "stop"), ("x",), same),
+    runtime.index_axis: (("x", "axis", "i"), ("x",), _reduced(False)),
+    runtime.diagonal_last: (("x", "offset"), ("x",), _reduced(False)),
+    runtime.roll_axis: (("x", "shift", "axis"), ("x",), same),
+    runtime.take_axis: (("a", "indices", "axis"), ("a",), _taken),
+    runtime.take_vjp: (("g", "a", "indices"), ("g",), _float_array_of(1)),
+    runtime.take_vjp_axis: (("g", "a", "indices", "axis"), ("g",), _float_array_of(1)),
+    runtime.gather_vjp: (("g", "x", "where"), ("g",), _float_array_of(1)),
+    runtime.repeat_axis: (("x", "repeats", "axis"), ("x",), same),
+    runtime.repeat_vjp_axis: (("g", "x", "repeats", "axis"), ("g",), _float_array_of(1)),
+    runtime.pad_axis: (("x", "axis", "before", "after", "mode"), ("x",), same),
+    runtime.pad_vjp_axis: (("g", "axis", "before", "after", "mode"), ("g",), same),
+    runtime.section_vjp: (("g", "x", "sections", "i", "axis", "equal"), ("g",),
+                          _float_array_of(1)),
+    runtime.partition_vjp: (("g", "x", "z", "axis"), ("g",), _float_array_of(1)),
+    runtime.masked: (("x", "mask"), ("x",), _gathered),
+    runtime.zero_d_item: (("x",), ("x",), _a_number),
+    runtime.filled: (("shape", "x"), ("x",), _shaped_by(0)),
+    runtime.sum_items: (("t",), ("t",), _largest),
+    # the cotangents of the builtins sum, max and min of a tuple: g in every item, or at
+    # the first largest (smallest) item, a position constant between ties
+    runtime.fill_like: (("t", "g"), ("g",), _float_items),
+    runtime.at_max: (("t", "g"), ("g",), _float_items),
+    runtime.at_min: (("t", "g"), ("g",), _float_items),
     runtime.diff_vjp: (("g", "x", "n", "axis"), ("g",), _float_array_of(1)),
     runtime.trace_axes: (("x", "offset", "axis1", "axis2"), ("x",), _traced),
     runtime.trace_vjp: (("g", "x", "offset", "axis1", "axis2"), ("g",), _float_array_of(1)),
@@ -148,6 +197,9 @@ JOINTLY_LINEAR_IN = {
     runtime.list_add_at: (("cotangent", "position", "g", "zero"), ("cotangent", "g", "zero"),
                           same),
     runtime.list_add_rows: (("cotangent", "g", "zero"), ("cotangent", "g", "zero"), same),
+    # the cotangent of a tuple: v added into item i, or item by item
+    runtime.add_at: (("t", "i", "v"), ("t", "v"), same),
+    runtime.plus: (("x", "v"), ("x", "v"), same),
 }
 
 
@@ -213,10 +265,14 @@ FLAT = {runtime.sign: (("x",), joined), runtime.heaviside: (("x", "at_zero"), jo
         # tangent a list of its own, which the helpers above fill in step)
         runtime.cotangent_list: (("like",), lambda kinds, operands: ListKind(kinds[0]))}
 
+#: helper -> (parameters, the operand it adds into its first one, in place): linear in
+#: the two together (forward mode: ``compiler/tangent_in_place.py``)
+IN_PLACE = {runtime.scatter_add: (("d", "index", "g"), "g")}
+
 LINEAR_HELPERS = set(LINEAR_IN)
 JOINTLY_LINEAR_HELPERS = set(JOINTLY_LINEAR_IN)
 #: Every helper function with a rule here (tests check each is used and right).
-HELPERS = LINEAR_HELPERS | JOINTLY_LINEAR_HELPERS | set(SLOPES) | set(FLAT)
+HELPERS = LINEAR_HELPERS | JOINTLY_LINEAR_HELPERS | set(SLOPES) | set(FLAT) | set(IN_PLACE)
 
 
 def _register() -> None:
@@ -229,6 +285,9 @@ def _register() -> None:
         primitive(helper, params, adjoints, kind=kind, tangent=tangent, elementwise=scalar)
     for helper, (params, kind) in FLAT.items():
         primitive(helper, params, kind=kind)
+    for helper, (params, added) in IN_PLACE.items():
+        primitive(helper, params, dict.fromkeys((params[0], added), BY_REVERSE_PASS),
+                  kind=lambda kinds, operands: "none")
 
 
 _register()

@@ -39,6 +39,13 @@ def _rows_added_then_popped(g, x):
     return rt.list_pop(cotangent, 1, np.zeros(0)) * x
 
 
+def _scattered(d, g):
+    """A cotangent added into through an index that repeats a position, in place."""
+    out = d * 1.0
+    rt.scatter_add(out, np.array([0, 2, 0]), g * g)
+    return out
+
+
 # helper name -> [(function calling it the way gradient code does, arguments)]
 CASES = {
     "accumulate": [(lambda cot, part: rt.accumulate(cot * 1.0, part), (row, 2.0 * row)),
@@ -73,6 +80,40 @@ CASES = {
     "trace_vjp": [(lambda g, x: rt.trace_vjp(g * g, x, 1, 0, 1), (1.3, grid))],
     "written_items": [(lambda d: rt.written_items(d * d, np.array([0, 2, 0])), (row,)),
                       (lambda d: rt.written_items(d * d, d > 0.0), (row,))],
+    "fill_like": [(lambda g: rt.fill_like(grid, g * g), (row,)),
+                  (lambda a, g: sum(rt.fill_like((a, 2.0 * a), g * g)), (0.4, 1.3))],
+    "at_max": [(lambda t, g: rt.at_max(t * t, g * g), (row, 1.3)),
+               (lambda a, g: rt.at_max((a, 2.0 * a), g * g)[1], (0.4, 1.3))],
+    "at_min": [(lambda t, g: rt.at_min(t * t, g * g), (row, 1.3))],
+    "add_at": [(lambda a, v: rt.add_at((a, a * a, 2.0 * a), 1, v * v)[1], (0.4, 1.3)),
+               (lambda a, v: rt.add_at((a, a * v), -1, v * v)[1], (0.4, 1.3))],
+    "plus": [(lambda a, v: rt.plus((a, a * a), (v, v * v))[1], (0.4, 1.3)),
+             (lambda x, v: rt.plus(x * x, v), (row, 2.0 * row))],
+    "scatter_add": [(_scattered, (row, row))],
+    "slice_axis": [(lambda x: rt.slice_axis(x * x, -1, 1, 3), (grid,))],
+    "index_axis": [(lambda x: rt.index_axis(x * x, 1, -1), (grid,))],
+    "diagonal_last": [(lambda x: rt.diagonal_last(x * x, 1), (grid,))],
+    "roll_axis": [(lambda x: rt.roll_axis(x * x, 2, 1), (grid,))],
+    "take_axis": [(lambda a: rt.take_axis(a * a, np.array([2, 0, 2]), 1), (grid,))],
+    "take_vjp": [(lambda g: rt.take_vjp(g * g, grid, np.array([3, 0, 3])), (row,))],
+    "take_vjp_axis": [(lambda g: rt.take_vjp_axis(g * g, grid, np.array([2, 0, 2]), 1),
+                       (grid,))],
+    "gather_vjp": [(lambda g: rt.gather_vjp(g * g, np.zeros(4), np.array([2, 0, 2])), (row,))],
+    "repeat_axis": [(lambda x: rt.repeat_axis(x * x, np.array([1, 0, 2]), 1), (grid,))],
+    "repeat_vjp_axis": [(lambda g: rt.repeat_vjp_axis(g * g, row, 2, 0),
+                         (np.arange(1.0, 7.0),))],
+    "pad_axis": [((lambda m: lambda x: rt.pad_axis(x * x, 1, 2, 1, m))(mode), (grid,))
+                 for mode in range(5)],
+    "pad_vjp_axis": [((lambda m: lambda g: rt.pad_vjp_axis(g * g, 1, 1, 1, m))(mode), (grid,))
+                     for mode in (0, 1, 4)],
+    "section_vjp": [(lambda g: rt.section_vjp(g * g, grid, 3, 1, 1, True),
+                     (np.array([[0.5], [-1.5]]),))],
+    "partition_vjp": [(lambda g: rt.partition_vjp(g * g, row, np.sort(row), 0), (row,))],
+    "masked": [(lambda x: rt.masked(x * x, np.array([[True, False, True], [False, True, True]])),
+                (grid,))],
+    "zero_d_item": [(lambda x: rt.zero_d_item(x * x), (np.array(1.3),))],
+    "filled": [(lambda x: rt.filled((2, 3), x * x), (1.3,))],
+    "sum_items": [(lambda a, b: rt.sum_items((a * a, b * b)), (row, grid))],
     "cotangent_list": [(_added_then_popped, (row,))],
     "list_add_at": [(_added_then_popped, (row,))],
     "list_pop": [(_added_then_popped, (row,))],

@@ -151,8 +151,9 @@ def test_pullback_of_straight_line_code():
     assert_same_text(ad.source(straight_line, 1.0, 2.0, stage="pullback"), expected)
 
 
-def test_pullback_of_a_branch_replays_the_recorded_decision():
-    # The forward records x_gt_0; the pullback takes the same branch.
+def test_pullback_of_a_branch_replays_the_decision():
+    # The pullback decides x > 0.0 again, from x (a comparison of numbers bound once
+    # is cheap to recompute: it is not saved), and takes the same branch.
     #   then: z = x * y       d_x = d_z * y,  d_y = d_z * x
     #   else: z = cos(y)      d_y = -d_z * sin(y)   (x gets nothing)
     # Each branch zeroes d_z afterwards: z was assigned there, so its old value
@@ -160,14 +161,16 @@ def test_pullback_of_a_branch_replays_the_recorded_decision():
     expected = expect(
         """
         def branch_pullback(residuals, d_value):
-            x, y, x_gt_0 = residuals
+            x, y = residuals
+            # values recomputed, not saved for the pullback
+            x_gt_0_re = x > 0.0
             # cotangents start at zero
             d_z = 0.0
             d_x = 0.0
             d_y = 0.0
             # the cotangent of the result seeds the pullback
             d_z += d_value
-            if x_gt_0:
+            if x_gt_0_re:
                 # adjoint of line {then}: z = x * y
                 d_x += d_z * y
                 d_y += d_z * x

@@ -27,7 +27,7 @@ import gast
 from s2s_ad.compiler.activity import Activity
 from s2s_ad.compiler.ir import GlobalRead
 from s2s_ad.compiler.normalize import NormalFunction
-from s2s_ad.compiler.reverse import control, parallel
+from s2s_ad.compiler.reverse import control, parallel, recompute
 from s2s_ad.compiler.reverse.context import CalleeLink, Context, Linker, Where
 from s2s_ad.compiler.syntax.annotations import line_of
 from s2s_ad.compiler.syntax.builders import (
@@ -89,7 +89,9 @@ def run(cx: Context) -> Generated:
     fdef = norm.node
     *body, ret = fdef.body
     result = ret.value
+    cx.top = recompute.plan_top(cx)
     fwd_body, rev_body = control.block(cx, body, Where())
+    recomputed = recompute.top_head(cx)
     cx.line = line_of(ret, cx.line)
     primal_body = [x for s in body for x in _listed(parallel.primal(cx, s))] + [ret]
     seed_name = cx.namer.fresh("d_value")
@@ -113,7 +115,7 @@ def run(cx: Context) -> Generated:
     residuals_arg = cx.namer.fresh("residuals")
     unpack = [assignment([store_tuple([store(r) for r in cx.residuals])], load(residuals_arg))] \
         if cx.residuals else []
-    reverse_part = cx.cursors + inits + seed + rev_body
+    reverse_part = recomputed + cx.cursors + inits + seed + rev_body
     snapshot, put_back = keep_written(cx)
     pullback = function_def(f"{name}_pullback", [residuals_arg, seed_name],
                             unpack + snapshot + reverse_part + put_back +

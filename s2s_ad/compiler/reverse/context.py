@@ -135,6 +135,7 @@ class Context:
     scratch: set[str] = field(default_factory=set)  # arrays allocated again and written
     scratch_views: set[str] | None = None  # what may share their memory (aliasing.py)
     unwritten: set[str] | None = None  # arrays whose items never change (recompute.py)
+    top: Loop | None = None  # the top level as a loop of one iteration (recompute.py)
     full_cotangents: set[str] = field(default_factory=set)  # allocated when pullback starts
     # saves already made (saving.py): (id of the Where, name, binding version) ->
     # (the Where, the pullback's expression); versions count rebindings seen so far

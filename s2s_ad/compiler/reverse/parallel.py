@@ -264,11 +264,11 @@ def _iteration(cx: Context, s: gast.For, facts: Iterations, block: Block) -> _It
     its own: what it saves stays in the iteration, and the values it reads from
     outside the loop are read by name (saved at the loop by :func:`loop`)."""
     kept = (cx.fwd_init, cx.residuals, cx.residual_kinds, cx.cursors, cx.stable,
-            cx.unwritten)
+            cx.unwritten, cx.top)
     full_before = set(cx.full_cotangents)
     cx.fwd_init, cx.residuals, cx.residual_kinds, cx.cursors = [], [], [], []
     cx.stable = cx.stable | facts.reads | facts.writes | {facts.index}
-    cx.unwritten = None
+    cx.unwritten, cx.top = None, None  # values from outside are read by name
     try:
         forward, adjoint = block(cx, s.body, Where())
         made = _Iteration(cx.fwd_init, _without_sums(forward, facts.reductions), cx.cursors,
@@ -276,7 +276,7 @@ def _iteration(cx: Context, s: gast.For, facts: Iterations, block: Block) -> _It
                           list(zip(cx.residuals, cx.residual_kinds, strict=True)))
     finally:
         (cx.fwd_init, cx.residuals, cx.residual_kinds, cx.cursors, cx.stable,
-         cx.unwritten) = kept
+         cx.unwritten, cx.top) = kept
     made.full = cx.full_cotangents - full_before
     cx.full_cotangents -= made.full  # made in the iteration, where the array is
     return made

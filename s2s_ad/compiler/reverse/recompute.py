@@ -13,6 +13,12 @@ taped: the reverse iteration recomputes them first, from
   of a Python function can reach them);
 * other such values of the same iteration, or of an enclosing loop's iteration.
 
+The function's top level is handled as a loop of one iteration (``Context.top``):
+a cheap number bound once there from numbers is not a residual; the pullback
+computes it again, first thing, from its operands.  A helper called in a loop then
+hands its caller its parameters (read as the caller's arguments, often without a
+tape) instead of products of them, each taped on every iteration.
+
 A candidate is bound once in the loop body, by a statement at its top level (so
 the forward sweep computes it on every iteration), and is not read earlier in
 the body (its value does not come from the previous iteration); a loop
@@ -88,12 +94,39 @@ def plan(cx: Context, s: gast.For | gast.While, info: Loop) -> None:
                     if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load))
 
 
+def plan_top(cx: Context) -> Loop:
+    """The top level as a loop of one iteration: its recomputable values are numbers
+    bound once by a top-level statement, cheap, and computed from numbers (array
+    items are not: their arrays would become residuals instead of numbers)."""
+    top = Loop(counter="", line=line_of(cx.norm.node))
+    for stmt in cx.norm.node.body[:-1]:
+        if isinstance(stmt, gast.Assign) and isinstance(stmt.targets[0], gast.Name):
+            name = stmt.targets[0].id
+            if name in cx.stable and name not in cx.norm.params \
+                    and cx.kinds.get(name) in NUMERIC \
+                    and not isinstance(stmt.value, gast.Subscript) \
+                    and _cheap(cx, stmt.value, top):
+                top.recompute[name] = stmt
+    return top
+
+
+def top_head(cx: Context) -> list[gast.stmt]:
+    """The statements opening the pullback: the top-level values it recomputes."""
+    if cx.top is None:
+        return []
+    head = reverse_head(cx, cx.top, "", {})
+    if head:
+        head[0] = comment("values recomputed, not saved for the pullback")
+    return head
+
+
 def lookup(cx: Context, name: str, loop: Loop | None) -> gast.expr | None:
     """The pullback's name for ``name`` if a loop around the save recomputes it."""
+    loop = loop or cx.top
     while loop is not None:
         if name in loop.recompute:
             return load(_need(cx, name, loop))
-        loop = loop.parent
+        loop = _enclosing(loop, cx.top)
     return None
 
 
@@ -110,7 +143,8 @@ def reverse_head(cx: Context, info: Loop, k: str, bounds: dict[str, gast.expr]
         if stmt is None:
             out.append(assign(new, _affine(bounds["start"], k, bounds["step"]), info.line))
             continue
-        mapping = {n: load(_need(cx, n, owner)) for n, owner in _operands(stmt.value, info)}
+        mapping = {n: load(_need(cx, n, owner))
+                   for n, owner in _operands(stmt.value, info, cx.top)}
         line = line_of(stmt)
         out.append(assign(new, substitute(stmt.value, mapping), line))
     if out:
@@ -152,25 +186,34 @@ def _need(cx: Context, name: str, loop: Loop) -> str:
     loop.renamed[name] = new
     stmt = loop.recompute[name]
     if stmt is not None:
-        for operand, owner in _operands(stmt.value, loop):
+        recomputed = dict(_operands(stmt.value, loop, cx.top))
+        for operand, owner in recomputed.items():
             _need(cx, operand, owner)
         for node in gast.walk(stmt.value):  # read by name: the pullback receives them
-            if isinstance(node, gast.Name) and node.id in cx.stable:
+            if isinstance(node, gast.Name) and node.id in cx.stable \
+                    and node.id not in recomputed:
                 cx.residual(node.id, cx.kinds.get(node.id, "unknown"))
     return new
 
 
-def _operands(value: gast.expr, loop: Loop) -> list[tuple[str, Loop]]:
-    """The recomputed names ``value`` reads, each with the loop that recomputes it."""
+def _operands(value: gast.expr, loop: Loop, cx_top: Loop | None
+              ) -> list[tuple[str, Loop]]:
+    """The recomputed names ``value`` reads, each with the loop that recomputes it
+    (``cx_top``: the top level's)."""
     out = []
     for node in gast.walk(value):
         if isinstance(node, gast.Name) and isinstance(node.ctx, gast.Load):
             owner = loop
             while owner is not None and node.id not in owner.recompute:
-                owner = owner.parent
+                owner = _enclosing(owner, cx_top)
             if owner is not None:
                 out.append((node.id, owner))
     return out
+
+
+def _enclosing(loop: Loop, top: Loop | None) -> Loop | None:
+    """The loop around ``loop``: the top level's around the outermost."""
+    return loop.parent or (top if loop is not top else None)
 
 
 def _available(cx: Context, name: str, loop: Loop) -> bool:
@@ -179,7 +222,7 @@ def _available(cx: Context, name: str, loop: Loop) -> bool:
     while loop is not None:
         if name in loop.recompute:
             return True
-        loop = loop.parent
+        loop = _enclosing(loop, cx.top)
     return False
 
 
