@@ -114,6 +114,37 @@ def scratch_in_the_loop(x):
     return s
 
 
+def halves_every_step(x):
+    # 2 ** -i of ints is a float (Python's 0.5), but Numba's int power gives 0: the
+    # recomputed weight must be computed as the forward sweep computes it
+    s = 0.0
+    for i in range(x.shape[0]):
+        weight = 2 ** -i
+        s += weight * x[i] * x[i]
+    return s
+
+
+def spring(pos, stiffness, hardness, steps):
+    # numbers bound once at the top (a negation, an int power, a comparison, a cheap
+    # call): the pullback recomputes them from the parameters
+    pull = -stiffness
+    halving = 2 ** -steps
+    stiff = stiffness > 1.0
+    size = abs(pull) * halving
+    if stiff:
+        return pull * pos + hardness * size * pos * pos
+    return size * math.sin(pos) - hardness * pos
+
+
+def springs_in_a_loop(pos, stiffness, hardness, steps):
+    # the helper's recomputed numbers are not among the residuals its caller tapes
+    total = 0.0
+    for step in range(steps):
+        total += spring(pos, stiffness, hardness, step + 1)
+        pos = pos + 0.1 * total
+    return total
+
+
 def _vector(n: int = 9, seed: int = 1) -> np.ndarray:
     return np.random.default_rng(seed).uniform(0.5, 1.5, n)
 
@@ -129,12 +160,26 @@ CASES = [
     (user_names_like_generated_ones, (_vector(), 0.7)),
     (nested_reads_of_the_outer_value, (np.random.default_rng(2).uniform(0.5, 1.5, (4, 5)),)),
     (scratch_in_the_loop, (_vector(),)),
+    (halves_every_step, (_vector(),)),
+    (spring, (0.7, 1.3, 0.4, 3)),
+    (spring, (0.7, 0.6, 0.4, 2)),
+    (springs_in_a_loop, (0.7, 1.3, 0.4, 4)),
 ]
 
 
-@pytest.mark.parametrize(("fn", "args"), CASES, ids=[f.__name__ for f, _ in CASES])
+@pytest.mark.filterwarnings("ignore::s2s_ad.IntegerArgumentWarning")  # steps: an int
+@pytest.mark.parametrize(("fn", "args"), CASES,
+                         ids=[f"{f.__name__}-{i}" for i, (f, _) in enumerate(CASES)])
 def test_gradients_with_recomputed_values(fn, args):
     check_grads(fn, *args)
+
+
+def test_top_level_numbers_are_recomputed_as_the_forward_computes_them():
+    pullback = ad.source(spring, 0.7, 1.3, 0.4, 3, stage="pullback")
+    unpacked = {name.strip() for name in pullback.splitlines()[1].split("=")[0].split(",")}
+    assert {"stiffness", "steps"} <= unpacked
+    assert not unpacked & {"pull", "neg_steps", "halving", "stiff"}
+    assert "halving_re = rt.int_pow(2, neg_steps_re)" in pullback
 
 
 # ---- what is recomputed, what is taped ---------------------------------------------------------

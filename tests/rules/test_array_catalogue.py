@@ -12,6 +12,7 @@ import zlib
 import numpy as np
 import pytest
 from array_catalogue import CATALOGUE, Case
+from numba_sample import numba_marks
 
 import s2s_ad as ad
 from s2s_ad.testing import (
@@ -30,7 +31,7 @@ from s2s_ad.testing import (
 def _modes(case: Case):
     yield pytest.param(case, False, id=f"{case.name}-python")
     if case.numba:
-        yield pytest.param(case, True, id=f"{case.name}-numba")
+        yield pytest.param(case, True, id=f"{case.name}-numba", marks=numba_marks(case.name))
 
 
 CASES_BY_MODE = [param for case in CATALOGUE for param in _modes(case)]

@@ -11,6 +11,7 @@ import zlib
 import numpy as np
 import pytest
 from catalogue import CATALOGUE, Case, horner, polynomial
+from numba_sample import numba_marks
 
 import s2s_ad as ad
 from s2s_ad.testing import (
@@ -24,6 +25,19 @@ from s2s_ad.testing import (
 
 CASES = [pytest.param(case, id=case.name) for case in CATALOGUE]
 JIT_MODES = [pytest.param(False, id="python"), pytest.param(True, id="numba")]
+
+
+def _in_modes(*modes: tuple) -> list:
+    """(case, jit) for each case in each mode; a compiled mode runs by default for the
+    cases ``numba_sample`` picks (the slow tier runs the others)."""
+    return [pytest.param(case, jit, id=f"{case.name}-{name}",
+                         marks=() if jit is False else numba_marks(case.name))
+            for case in CATALOGUE for jit, name in modes]
+
+
+BOTH_PATHS = _in_modes((False, "python"), (True, "numba"))
+COMPILED = [pytest.param(case, id=case.name, marks=numba_marks(case.name))
+            for case in CATALOGUE]
 FLOAT32_CASES = [pytest.param(case, id=case.name) for case in CATALOGUE if case.float32_ok]
 
 
@@ -47,14 +61,13 @@ def test_catalogue_names_are_unique_and_cover_enough_functions():
     assert len({case.fn for case in CATALOGUE}) >= 70
 
 
-@pytest.mark.parametrize("jit", JIT_MODES)
-@pytest.mark.parametrize("case", CASES)
+@pytest.mark.parametrize(("case", "jit"), BOTH_PATHS)
 def test_gradient_matches_finite_differences(case, jit):
     gradient = ad.gradient(differentiable(case, jit))(*case.args)
     assert_vjp_matches_fd(case.fn, case.args, 1.0, gradient)
 
 
-@pytest.mark.parametrize("case", CASES)
+@pytest.mark.parametrize("case", COMPILED)
 def test_numba_agrees_with_python(case):
     value_py, grad_py = ad.value_and_gradient(differentiable(case, False))(*case.args)
     value_nb, grad_nb = ad.value_and_gradient(differentiable(case, True))(*case.args)
@@ -62,16 +75,14 @@ def test_numba_agrees_with_python(case):
     assert_close(grad_nb, grad_py, what="gradient")
 
 
-@pytest.mark.parametrize("jit", JIT_MODES)
-@pytest.mark.parametrize("case", CASES)
+@pytest.mark.parametrize(("case", "jit"), BOTH_PATHS)
 def test_dot_product_identity(case, jit):
     value, pb = ad.value_with_pullback(differentiable(case, jit), *case.args)
     assert_close(value, case.fn(*case.args), what="value_with_pullback value")
     assert_dot_product_identity(case.fn, case.args, pb, value, seed=seed_of(case))
 
 
-@pytest.mark.parametrize("jit", JIT_MODES)
-@pytest.mark.parametrize("case", CASES)
+@pytest.mark.parametrize(("case", "jit"), BOTH_PATHS)
 def test_pullback_is_linear_and_matches_value_with_pullback(case, jit):
     df = differentiable(case, jit)
     count = len(differentiable_indices(case.args))
@@ -83,7 +94,7 @@ def test_pullback_is_linear_and_matches_value_with_pullback(case, jit):
     assert_close(ad.gradient(df)(*case.args), pb(1.0), what="gradient vs pullback")
 
 
-@pytest.mark.parametrize("case", CASES)
+@pytest.mark.parametrize("case", COMPILED)
 def test_default_jit_compiles_with_numba(case):
     explanation = ad.explain(differentiable(case, "auto"), *case.args)
     assert explanation.path == "numba", f"fell back to Python: {explanation.reason}"
@@ -96,8 +107,8 @@ def test_jit_false_runs_python(case):
     assert isinstance(explanation.reason, str) and explanation.reason
 
 
-@pytest.mark.parametrize("jit", [*JIT_MODES, pytest.param("auto", id="auto")])
-@pytest.mark.parametrize("case", CASES)
+@pytest.mark.parametrize(("case", "jit"),
+                         _in_modes((False, "python"), (True, "numba"), ("auto", "auto")))
 def test_calling_differentiable_runs_the_original(case, jit):
     expected = case.fn(*case.args)
     actual = differentiable(case, jit)(*case.args)
@@ -116,8 +127,7 @@ def test_generated_source_is_python(case):
     compile(source, f"<generated for {case.name}>", "exec")
 
 
-@pytest.mark.parametrize("jit", JIT_MODES)
-@pytest.mark.parametrize("case", CASES)
+@pytest.mark.parametrize(("case", "jit"), BOTH_PATHS)
 def test_python_float_gives_python_float_gradients(case, jit):
     gradient = ad.gradient(differentiable(case, jit))(*case.args)
     for g in as_tuple(gradient, len(differentiable_indices(case.args))):

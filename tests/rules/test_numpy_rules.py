@@ -19,6 +19,7 @@ import re
 
 import numpy as np
 import pytest
+from numba_sample import numba_marks
 
 import s2s_ad as ad
 from s2s_ad import runtime as rt
@@ -141,7 +142,14 @@ EINSUM_CASES = [
 
 @pytest.mark.parametrize(("f", "args"), EINSUM_CASES, ids=[f.__name__ for f, _ in EINSUM_CASES])
 def test_einsum(f, args):
-    check_grads(f, *args)
+    check_grads(f, *args, paths=("python",))
+
+
+@pytest.mark.parametrize(("f", "args"), [pytest.param(f, args, id=f.__name__,
+                                                      marks=numba_marks(f.__name__))
+                                         for f, args in EINSUM_CASES])
+def test_einsum_compiled(f, args):
+    check_grads(f, *args)  # both paths: Numba's against finite differences and Python's
 
 
 def test_einsum_matches_numpy_in_both_paths():

@@ -27,7 +27,7 @@ import gast
 from s2s_ad.compiler.activity import Activity
 from s2s_ad.compiler.ir import GlobalRead
 from s2s_ad.compiler.normalize import NormalFunction
-from s2s_ad.compiler.reverse import control, parallel, recompute
+from s2s_ad.compiler.reverse import calls, control, parallel, recompute
 from s2s_ad.compiler.reverse.context import CalleeLink, Context, Linker, Where
 from s2s_ad.compiler.syntax.annotations import line_of
 from s2s_ad.compiler.syntax.builders import (
@@ -91,7 +91,7 @@ def run(cx: Context) -> Generated:
     result = ret.value
     cx.top = recompute.plan_top(cx)
     fwd_body, rev_body = control.block(cx, body, Where())
-    recomputed = recompute.top_head(cx)
+    recomputed = recompute.top_head(cx, calls.primal_stmt)
     cx.line = line_of(ret, cx.line)
     primal_body = [x for s in body for x in _listed(parallel.primal(cx, s))] + [ret]
     seed_name = cx.namer.fresh("d_value")

@@ -149,7 +149,7 @@ def loop(cx: Context, s: gast.For | gast.While, where: Where) -> tuple[list, lis
         backwards = call("range", count)
     if not body_r:  # values saved for nothing: their tapes are filled, never read
         return pre + [node] + f, []
-    head_r = recompute.reverse_head(cx, info, step, bounds)
+    head_r = recompute.reverse_head(cx, info, step, bounds, calls.primal_stmt)
     rev_loop = for_stmt(store(step), backwards, head_r + body_r + tail)
     set_line(rev_loop, line)
     return pre + [node] + f, p + [rev_loop]

@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import math
 from collections import Counter
+from collections.abc import Callable
 
 import gast
 
@@ -44,6 +45,9 @@ from s2s_ad.compiler.syntax.builders import assign, binop, comment, const, load,
 from s2s_ad.kinds import NUMERIC, ArrayKind
 
 CHEAP_CALLS = (abs, min, max, float, math.fabs, math.floor, math.ceil, math.sqrt)
+
+#: how the primal writes a statement (``calls.primal_stmt``, which imports this module)
+Emit = Callable[[Context, gast.stmt], gast.stmt]
 
 
 def unwritten_arrays(cx: Context) -> set[str]:
@@ -110,11 +114,11 @@ def plan_top(cx: Context) -> Loop:
     return top
 
 
-def top_head(cx: Context) -> list[gast.stmt]:
+def top_head(cx: Context, emit: Emit) -> list[gast.stmt]:
     """The statements opening the pullback: the top-level values it recomputes."""
     if cx.top is None:
         return []
-    head = reverse_head(cx, cx.top, "", {})
+    head = reverse_head(cx, cx.top, "", {}, emit)
     if head:
         head[0] = comment("values recomputed, not saved for the pullback")
     return head
@@ -130,10 +134,12 @@ def lookup(cx: Context, name: str, loop: Loop | None) -> gast.expr | None:
     return None
 
 
-def reverse_head(cx: Context, info: Loop, k: str, bounds: dict[str, gast.expr]
-                 ) -> list[gast.stmt]:
+def reverse_head(cx: Context, info: Loop, k: str, bounds: dict[str, gast.expr],
+                 emit: Emit) -> list[gast.stmt]:
     """The statements opening the k-th reverse iteration: the needed values, in the
-    order the forward sweep computed them.  ``bounds`` has the pullback's
+    order the forward sweep computed them, each as ``emit`` (the primal's emitter)
+    writes its statement, so the same operation runs (``2 ** -i`` of ints is
+    ``rt.int_pow``: Numba's int power would give 0).  ``bounds`` has the pullback's
     ``start`` and ``step`` of a range loop."""
     out: list[gast.stmt] = []
     for name, stmt in info.recompute.items():
@@ -146,7 +152,7 @@ def reverse_head(cx: Context, info: Loop, k: str, bounds: dict[str, gast.expr]
         mapping = {n: load(_need(cx, n, owner))
                    for n, owner in _operands(stmt.value, info, cx.top)}
         line = line_of(stmt)
-        out.append(assign(new, substitute(stmt.value, mapping), line))
+        out.append(assign(new, substitute(emit(cx, stmt).value, mapping), line))
     if out:
         note = comment("values of this iteration, recomputed (not taped)")
         set_line(note, info.line)
