@@ -13,7 +13,7 @@ import zlib
 
 import pytest
 
-EVERY = 3
+EVERY = 4
 
 
 def numba_marks(name: str) -> tuple:

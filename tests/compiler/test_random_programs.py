@@ -656,7 +656,7 @@ COMMON_SETTINGS = dict(
 )
 
 
-@settings(max_examples=45, **COMMON_SETTINGS)
+@settings(max_examples=30, **COMMON_SETTINGS)
 @given(program=programs())
 def test_python_gradient_matches_finite_differences(program, ad, program_dir):
     reference = reference_or_skip(program)
@@ -677,7 +677,7 @@ def test_python_gradient_matches_finite_differences(program, ad, program_dir):
             assert close(expected, 0.0, 0.0, ATOL), f"false zero-derivative warning\n{report}"
 
 
-@settings(max_examples=15, **COMMON_SETTINGS)
+@settings(max_examples=10, **COMMON_SETTINGS)
 @given(program=programs(max_statements=4))
 def test_numba_gradient_matches_python(program, ad, program_dir):
     reference_or_skip(program)

@@ -1,7 +1,7 @@
 """The gradient fuzzer as a test: random programs with colliding names, checked by the oracle.
 
-``S2S_AD_FUZZ_N`` programs (default 120) on the Python path and
-``S2S_AD_FUZZ_JIT`` (default 15) of them also on the Numba path, from a fixed
+``S2S_AD_FUZZ_N`` programs (default 90) on the Python path and
+``S2S_AD_FUZZ_JIT`` (default 6) of them also on the Numba path, from a fixed
 seed (``S2S_AD_FUZZ_SEED``, default 1), so every run checks the same programs.
 The test fails listing every WRONG and CRASH program (source, arguments,
 expected, got); REFUSED (``NonDifferentiableError``) and SKIP (no smooth
@@ -15,7 +15,7 @@ dicts and named tuples, ``struct_programs.py``) on the Python path and
 
 Round 5 (issue 20) checks each family of ``round5_programs.FAMILIES`` (or those
 named in ``S2S_AD_FUZZ_R5_FAMILIES``, comma-separated) as its own test:
-``S2S_AD_FUZZ_R5_N`` programs in all (default 150, split evenly) on the Python
+``S2S_AD_FUZZ_R5_N`` programs in all (default 100, split evenly) on the Python
 path and ``S2S_AD_FUZZ_R5_JIT`` per family with Numba (default 1; 2 for
 ``numba-mix``), checked by ``round5_oracle.py``; a refusal where the family
 must work (a redefined helper, a read-only alias, a 0-d read, ...) fails too.
@@ -49,13 +49,13 @@ from struct_oracle import check_struct_program  # noqa: E402
 from struct_programs import struct_program_from_seed  # noqa: E402
 
 N = int(os.environ.get("S2S_AD_FUZZ_N", "90"))
-N_JIT = int(os.environ.get("S2S_AD_FUZZ_JIT", "10"))
+N_JIT = int(os.environ.get("S2S_AD_FUZZ_JIT", "6"))
 SEED = int(os.environ.get("S2S_AD_FUZZ_SEED", "1"))
 STRUCT_N = int(os.environ.get("S2S_AD_FUZZ_STRUCT_N", "60"))
 STRUCT_JIT = int(os.environ.get("S2S_AD_FUZZ_STRUCT_JIT", "5"))
 R5_FAMILIES = tuple(f for f in os.environ.get("S2S_AD_FUZZ_R5_FAMILIES", ",".join(FAMILIES))
                     .split(",") if f)
-R5_N = int(os.environ.get("S2S_AD_FUZZ_R5_N", "150"))
+R5_N = int(os.environ.get("S2S_AD_FUZZ_R5_N", "100"))
 R5_JIT = int(os.environ.get("S2S_AD_FUZZ_R5_JIT", "1"))
 PARALLEL_N = int(os.environ.get("S2S_AD_FUZZ_PARALLEL_N", "30"))
 # Programs on the Numba path are smaller: each costs a Numba compilation.
