@@ -33,7 +33,7 @@ from s2s_ad.compiler.primitives import classify
 from s2s_ad.compiler.syntax.annotations import callee_of
 from s2s_ad.compiler.syntax.builders import assignment, loaded_names, store, tuple_of
 from s2s_ad.kinds import Kind, carries_derivative
-from s2s_ad.rules.runtime_rules import IN_PLACE
+from s2s_ad.rules.runtime_rules import CHANGES_FIRST, IN_PLACE
 
 
 @dataclass
@@ -58,8 +58,9 @@ def _assignments(stmts: list[gast.stmt]):
         if isinstance(s, gast.Assign) and isinstance(s.targets[0], gast.Subscript):
             yield item_write(s)
         elif isinstance(s, gast.Expr) and isinstance(s.value, gast.Call) \
-                and callee_of(s.value) in IN_PLACE and isinstance(s.value.args[0], gast.Name):
-            yield s.value.args[0].id, s.value  # adds into its first operand
+                and callee_of(s.value) in (*IN_PLACE, *CHANGES_FIRST) \
+                and isinstance(s.value.args[0], gast.Name):
+            yield s.value.args[0].id, s.value  # changes its first operand
         elif isinstance(s, gast.Assign):
             yield s.targets[0].id, s.value
         elif isinstance(s, gast.For | gast.While | gast.If):

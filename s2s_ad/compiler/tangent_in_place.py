@@ -11,8 +11,10 @@ tangents, into the written array's tangent::
 
 The activity analysis reads the call as an assignment to the written array, which
 is then varied when an operand is (its tangent starts at zero where it is made).
-Any other runtime helper that writes into an operand through which a tangent flows
-is refused with its location.
+A list helper called for its effect alone (``rt.list_pop(d_items, n, zero)``, a
+cotangent popped and dropped) takes the same step on the tangent list.  Any other
+runtime helper that writes into an operand through which a tangent flows is refused
+with its location.
 """
 
 from __future__ import annotations
@@ -27,7 +29,7 @@ from s2s_ad.compiler.syntax.annotations import callee_of, set_line
 from s2s_ad.compiler.syntax.builders import load
 from s2s_ad.errors import NonDifferentiableError
 from s2s_ad.rules.registry import lookup
-from s2s_ad.rules.runtime_rules import IN_PLACE
+from s2s_ad.rules.runtime_rules import CHANGES_FIRST, IN_PLACE, JOINTLY_LINEAR_IN
 
 TangentPass = Any  # s2s_ad.compiler.tangent.TangentPass (which imports this module)
 
@@ -38,8 +40,27 @@ def effect_tangent(tp: TangentPass, s: gast.Expr) -> list[gast.stmt]:
     callee = callee_of(s.value) if isinstance(s.value, gast.Call) else None
     if callee in IN_PLACE:
         return _repeated_on_tangents(tp, s, callee)
+    if callee in CHANGES_FIRST:
+        return _list_step(tp, s, callee)
     _refuse_writes(tp, s, callee)
     return []
+
+
+def _list_step(tp: TangentPass, s: gast.Expr, callee) -> list[gast.stmt]:
+    """``rt.list_pop(d_items, n, zero)`` for its effect (a cotangent taken off a list
+    and dropped): the tangent list takes the same step, so its items stay beside the
+    list's (a zero for a linear operand without a tangent)."""
+    params, linear, _ = JOINTLY_LINEAR_IN[callee]
+    args = s.value.args
+    if not tp.carries(args[0]):
+        return []
+    node = copy.deepcopy(s)
+    for i, param in enumerate(params):
+        if param in linear:
+            node.value.args[i] = load(tp.tangent(args[i].id)) if tp.carries(args[i]) \
+                else tp.zero_like(args[i], tp.cx.kind(args[i]))
+    set_line(node, tp.line)
+    return tp.header() + [node]
 
 
 def _repeated_on_tangents(tp: TangentPass, s: gast.Expr, callee) -> list[gast.stmt]:

@@ -265,6 +265,10 @@ FLAT = {runtime.sign: (("x",), joined), runtime.heaviside: (("x", "at_zero"), jo
         # tangent a list of its own, which the helpers above fill in step)
         runtime.cotangent_list: (("like",), lambda kinds, operands: ListKind(kinds[0]))}
 
+#: the list helpers of ``JOINTLY_LINEAR_IN`` that also change their first operand (a list)
+#: in place: called for that effect alone, their tangent is the same call on the tangents
+CHANGES_FIRST = (runtime.list_pop, runtime.list_add_at, runtime.list_add_rows)
+
 #: helper -> (parameters, the operand it adds into its first one, in place): linear in
 #: the two together (forward mode: ``compiler/tangent_in_place.py``)
 IN_PLACE = {runtime.scatter_add: (("d", "index", "g"), "g")}

@@ -33,6 +33,16 @@ def _added_then_popped(x):
     return rt.list_pop(cotangent, 1, np.zeros(0)) + 2.0 * rt.list_pop(cotangent, 0, np.zeros(0))
 
 
+def _popped_and_dropped(x):
+    """A cotangent popped for nothing (``rt.list_pop`` as a statement): the tangent list
+    must lose its item too, or the next pop reads the dropped item's tangent."""
+    cotangent = rt.cotangent_list(x)
+    cotangent = rt.list_add_at(cotangent, 1, x * x, np.zeros(0))
+    cotangent = rt.list_add_at(cotangent, 0, np.sin(x), np.zeros(0))
+    rt.list_pop(cotangent, 1, np.zeros(0))
+    return rt.list_pop(cotangent, 0, np.zeros(0))
+
+
 def _rows_added_then_popped(g, x):
     cotangent = rt.cotangent_list(x)
     cotangent = rt.list_add_rows(cotangent, g * g, np.zeros(0))
@@ -116,7 +126,7 @@ CASES = {
     "sum_items": [(lambda a, b: rt.sum_items((a * a, b * b)), (row, grid))],
     "cotangent_list": [(_added_then_popped, (row,))],
     "list_add_at": [(_added_then_popped, (row,))],
-    "list_pop": [(_added_then_popped, (row,))],
+    "list_pop": [(_added_then_popped, (row,)), (_popped_and_dropped, (row,))],
     "list_add_rows": [(_rows_added_then_popped, (grid, row))],
     "log_or_zero": [(lambda a: rt.log_or_zero(a * a), (1.3,))],
     "pow_slope": [(lambda a, b: rt.pow_slope(a, b), (1.3, 2.5)),

@@ -322,3 +322,25 @@ def spread_over_axes(levels):
 def test_second_derivatives_through_scans_traces_sorts_and_tuple_axes(fn, jit):
     levels = np.array([0.4, -1.1, 0.9, 1.6])
     assert check_hvp(fn, (levels,), jit) == ("pass", "")
+
+
+SCALE = np.array([-0.433281, -0.7513, -0.865962])
+
+
+def last_of_a_grown_list(rate, limit):
+    # from the HVP fuzzer (seed 60000330): the gradient pops the extended items'
+    # cotangents and drops them (rt.list_pop for its effect); the tangent list must take
+    # the same steps, or the first item's tangent is read for the last's (H was -0.22,
+    # not 0: the result is linear in rate)
+    items = [np.sum(SCALE), 5.0 ** math.sin(SCALE[-1] if rate < limit else rate)]
+    while len(items) < 4:
+        items.extend(SCALE * math.cos(SCALE[2]))
+    last = items[-1]
+    rate *= last
+    return math.sin(SCALE[1]) * rate + last * last + items[1] * limit
+
+
+@pytest.mark.parametrize("jit", [False, True])
+def test_second_derivatives_through_cotangents_popped_and_dropped(jit):
+    assert check_hvp(last_of_a_grown_list, (-0.187277, -1.732828), jit) == ("pass", "")
+    assert check_hvp(last_of_a_grown_list, (0.4, -1.732828), jit) == ("pass", "")
