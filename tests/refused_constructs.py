@@ -248,3 +248,12 @@ def returns_a_number_or_an_array(x, values):
     if x < 0.0:
         return 0.0
     return values * x  # <- here
+
+
+def writes_into_a_nested_list(x):
+    # found by the HVP fuzzer (seed 72001121): a raw AttributeError, not a located error
+    rows = [[-2.0, x * x], 0.5]
+    first = rows[0]
+    first[-1] = math.sin(x)  # <- here
+    (a, b), c = rows
+    return a + b * c

@@ -72,6 +72,8 @@ REFUSALS = [
     Refusal(rc.returns_a_number_or_an_array, "return",
             "this returns an array of 1 dimensions, another return a number",
             (1.0, np.ones(2))),
+    Refusal(rc.writes_into_a_nested_list, "first[-1]",
+            "writing an item of 'first', which is not an array", (0.7,)),
 ]
 
 

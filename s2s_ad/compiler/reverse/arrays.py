@@ -167,6 +167,11 @@ def write_item(cx: Context, s: gast.Assign, where: Where) -> tuple[list, list]:
             f"writing into '{name}' through a {chosen.ndim}-d index array is not "
             "differentiable yet", cx.norm.parsed.location(s),
             "index with a 1-d integer array or a boolean mask")
+    if not isinstance(cx.kinds.get(name), ArrayKind):  # an item of a list's nested list
+        raise NonDifferentiableError(
+            f"writing an item of '{name}', which is not an array (a list or tuple item), "
+            "is not supported", cx.norm.parsed.location(s),
+            "build the values as an array (np.array([...])) and write into that")
     refuse_write_into_held(cx, s)
     if name in cx.scratch:
         return write_scratch(cx, s, where)
