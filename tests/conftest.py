@@ -17,6 +17,14 @@ os.environ.setdefault("S2S_AD_CACHE_DIR",
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "examples"))
 
+# pytest-xdist's controller imports the module of each warning a worker reports, in the
+# thread that receives it: two workers' first warnings at once imported Numba twice
+# concurrently ("partially initialized module 'numba.core.types'", an INTERNALERROR
+# that stopped a run). Imported here first, the modules are complete before any report.
+import numba  # noqa: E402, F401
+
+import s2s_ad  # noqa: E402, F401
+
 # the longest tests (Numba compiles of whole models), started first (pytest-xdist
 # hands tests out in collection order)
 FIRST = ("test_nn.py", "test_kernel_gradients.py", "test_structures.py", "test_fuzz.py",
