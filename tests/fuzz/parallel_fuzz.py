@@ -89,6 +89,8 @@ class ParallelGenerator(Generator):
             body += [f"{pad}    if {self.condition(inner)}:", f"{pad}        continue"]
         for _ in range(ch.integer(0, 3)):
             body += self.statement(inner, indent + 1)
+        if scope.arrays and ch.boolean(0.3):
+            body += self.scratch_sum(inner, indent + 1, counter, sums[0])
         for acc in sums:
             op = ch.choice((" = {0} + ", " = {0} - ", " += ", " -= "))
             body.append(f"{pad}    {acc}{op.format(acc)}{self.bounded(inner, 2)}")
@@ -97,6 +99,20 @@ class ParallelGenerator(Generator):
                         f"{self.bounded(inner, 2)}")
         scope.floats.extend(sums)
         return lines + body
+
+
+    def scratch_sum(self, scope: Scope, indent: int, counter: str, acc: str) -> list[str]:
+        """An array built in the iteration and read item by item in an inner loop (issue
+        34, item 5: Numba's parfor lost the pullback's error here)."""
+        ch, pad = self.ch, self._pad(indent)
+        scratch, part, j = (self.names.fresh("array"), self.names.fresh("float"),
+                            self.names.fresh("int"))
+        source = ch.choice(scope.arrays)
+        return [f"{pad}{scratch} = {source} * {self.bounded(scope, 1)}",
+                f"{pad}{part} = 0.0",
+                f"{pad}for {j} in range({scratch}.shape[0]):",
+                f"{pad}    {part} += {scratch}[{j}] * {ch.choice((scratch, source))}[{j}]",
+                f"{pad}{acc} += {part} * ({counter} * 0.5 + 1.0)"]
 
 
 def parallel_program_from_seed(seed: int):
