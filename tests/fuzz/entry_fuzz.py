@@ -43,6 +43,7 @@ from s2s_ad.testing.differences import extrapolated_difference, relative_step  #
 
 MODES = ("jvp", "jacfwd", "jacrev", "hvp", "hessian", "gradgrad")
 SECOND_ORDER = {"hvp", "hessian", "gradgrad"}
+FAILURES = ("WRONG", "CRASH", "UNLOCATED")
 
 
 class Wrong(Exception):
@@ -387,7 +388,7 @@ def main() -> None:
             by_kind[(case.variation, mode, status)] += 1
         if status == "refused":
             refusals[detail[:100]] += 1
-        if status in ("WRONG", "CRASH", "UNLOCATED"):
+        if status in FAILURES:
             source = case.source if case else ""
             print(f"### program {k} (seed {seed}) {status}: "
                   f"{case.variation if case else ''} / {mode}\n{source}\n{detail}\n",
@@ -400,7 +401,7 @@ def main() -> None:
         print(f"  {variation:14s} {dict(table[variation])}")
     for reason, n in refusals.most_common(12):
         print(f"{n:5d}  {reason}")
-    bad = sum(counts[s] for s in ("WRONG", "CRASH", "UNLOCATED"))
+    bad = sum(counts[s] for s in FAILURES)
     print(f"failures: {bad}")
     sys.exit(1 if bad else 0)
 
