@@ -23,7 +23,7 @@ import numpy as np
 from .argument_memory import copied, refuse_overlaps
 from .arguments import checked, differentiated_positions
 from .boundary import (
-    cast_like,
+    cast_each,
     check_cotangent,
     lowered_args,
     passed_globals,
@@ -336,10 +336,7 @@ def differentiable(fn: Callable | None = None, *, wrt: Iterable[str] | None = No
 
 
 def _grads(t: Transform, raw: tuple, args: tuple) -> Any:
-    positions = t.wrt_positions
-    if len(positions) == 1:
-        return cast_like(raw[0], args[positions[0]])
-    return tuple([cast_like(raw[k], args[i]) for k, i in enumerate(positions)])
+    return cast_each(t.wrt_positions, raw, args)
 
 
 Wrt = Iterable[str | int] | str | int | None

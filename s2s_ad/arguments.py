@@ -58,8 +58,8 @@ _ENTRIES = {
 }
 _ADVICE = {  # what to use instead for another result
     "gradient": "use ad.jacobian for an array result, ad.value_with_pullback for others",
-    "hvp": "second derivatives are of a function returning a number: use ad.jacobian "
-           "of ad.gradient's pieces, or ad.jvp / ad.value_with_pullback",
+    "hvp": "for an array result, ad.jacobian gives its first derivative, and a "
+           "function returning one of its entries has a Hessian",
     "jacobian": "take the Jacobian of each part (a function returning one of them), "
                 "or use ad.jvp / ad.value_with_pullback, which take any result",
 }
