@@ -277,7 +277,7 @@ def jacobian(f: Callable, wrt: Sequence[str] | str | None = None,
             value = df(*fresh(t, bound))
             sizes = [int(np.size(bound[p])) for p in positions]
             if mode == "reverse" or (mode == "auto" and sum(sizes) > np.size(value)):
-                blocks = _rows(df, bound, positions, value)
+                blocks = _rows(df, args, bound, positions, value)
             else:
                 if mode == "auto":  # (in forward mode, the driver was tried above)
                     blocks = _driven_columns(df, bound, defaulted)
@@ -442,9 +442,11 @@ def _columns(df: DifferentiableFunction, t: Transform, args: tuple,
     return blocks
 
 
-def _rows(df: DifferentiableFunction, args: tuple, positions: list[int],
+def _rows(df: DifferentiableFunction, given: tuple, args: tuple, positions: list[int],
           value: Any) -> list[np.ndarray]:
-    _, pullback = value_with_pullback(df, *args)
+    """The reverse-mode Jacobian blocks, one pullback per entry of the result, of the
+    call with the arguments ``given`` (``args`` bound: its defaults are constants)."""
+    _, pullback = value_with_pullback(df, *given)
     rows: list[list[np.ndarray]] = [[] for _ in positions]
     for i in range(int(np.size(value))):
         cotangents = pullback(_basis(value, i))

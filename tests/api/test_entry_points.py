@@ -10,7 +10,7 @@ import pytest
 
 import s2s_ad as ad
 from s2s_ad.errors import ArgumentError
-from s2s_ad.testing.differences import fresh_copies
+from s2s_ad.testing.differences import central_difference, moving_entry
 
 PATHS = pytest.mark.parametrize("jit", [False, True], ids=["python", "numba"])
 
@@ -38,17 +38,9 @@ DIFFERENTIATING = [e for e in ENTRY_POINTS if e != "jvp"]  # jvp of constants: a
 
 
 def _central(fn, args, index, position, h=1e-5):
-    """(fn(args moved +h) - fn(args moved -h)) / 2h at entry ``position`` of
-    ``args[index]``, every array copied for each call."""
-    def moved(step):
-        copies = list(fresh_copies(args))
-        if isinstance(copies[index], np.ndarray):
-            copies[index][position] += step
-        else:
-            copies[index] = copies[index] + step
-        return np.asarray(fn(*copies), dtype=np.float64)
-
-    return (moved(h) - moved(-h)) / (2 * h)
+    """The central difference of ``fn`` in the entry ``position`` of ``args[index]``
+    (every array copied for each call), entry by entry for an array result."""
+    return central_difference(moving_entry(fn, args, index, position), h)[0]
 
 
 # -- item 2: an argument written into shares memory with another -----------------------
@@ -226,17 +218,22 @@ def energy(charges):
     return np.sum(charges ** 4)
 
 
+def energy_of_one(charge):
+    return charge ** 4
+
+
 @PATHS
 @pytest.mark.parametrize("entry", ["hvp", "hessian", "gradient"])
 @pytest.mark.parametrize("shaped", [True, False], ids=["array", "number"])
 def test_float32_arguments_keep_float32(entry, shaped, jit):
-    f = ad.differentiable(energy, jit=jit)
+    fn = energy if shaped else energy_of_one
+    f = ad.differentiable(fn, jit=jit)
     charges = np.array([1.0, 2.0], np.float32) if shaped else np.float32(2.0)
     result = ENTRY_POINTS[entry](f, (charges,))
     for _ in range(2):  # the first call and the validated plan
         result = ENTRY_POINTS[entry](f, (charges,))
         assert np.asarray(result).dtype == np.float32
         assert isinstance(result, np.ndarray if shaped else np.float32)
-    wide = ENTRY_POINTS[entry](ad.differentiable(energy, jit=jit),
+    wide = ENTRY_POINTS[entry](ad.differentiable(fn, jit=jit),
                                (np.asarray(charges, np.float64),))
     np.testing.assert_allclose(result, wide, rtol=1e-6)
