@@ -21,10 +21,10 @@ from typing import Any
 import numpy as np
 
 from .argument_memory import copied, refuse_overlaps
+from .arguments import checked, differentiated_positions
 from .boundary import (
-    cast_like,
+    cast_each,
     check_cotangent,
-    is_differentiable_value,
     lowered_args,
     passed_globals,
     raised,
@@ -140,24 +140,9 @@ class DifferentiableFunction:
 
     # -- preparation and running ------------------------------------------------------
     def wrt_positions(self, args: tuple, defaulted: frozenset[int] = frozenset()) -> list[int]:
+        """The positions of the arguments differentiated in a call with ``args`` (bound)."""
         params = parsed_function(source_function(self.fn)).params
-        if len(args) != len(params):
-            raise TypeError(f"{self.__name__}() takes {len(params)} arguments but "
-                            f"{len(args)} were given")
-        for name, a in zip(params, args, strict=True):
-            problem = _unsupported(a)
-            if problem:
-                raise ArgumentError(f"argument '{name}' of {self.__name__} is {problem}")
-        if self.wrt is None:
-            return [i for i, a in enumerate(args)
-                    if is_differentiable_value(a) and i not in defaulted]
-        positions = [params.index(w) for w in self.wrt]
-        for i in positions:
-            if not is_differentiable_value(args[i]):
-                raise ArgumentError(
-                    f"argument '{params[i]}' of {self.__name__} is differentiated but its "
-                    f"value {args[i]!r} is a {type(args[i]).__name__}, not a float")
-        return positions
+        return differentiated_positions(self, params, args, defaulted)
 
     def prepare(self, args: tuple, defaulted: frozenset[int] = frozenset()) -> Transform:
         """The transform for arguments like ``args`` (built once per kind signature)."""
@@ -223,7 +208,7 @@ class DifferentiableFunction:
                     "by reverse mode) is not supported", t.parsed.location(t.parsed.node),
                     "use ad.hessian, ad.hvp or ad.jvp of ad.gradient(f) (forward over reverse)")
             written = t.written_positions
-            refuse_overlaps(self.__name__, t.parsed.params, written, args)
+            checked(self, _CHECKED_AS[role], t, args)
             values = t.global_values()
             fn = self.callable_for(t, getattr(t.generated, role).name,
                                    lowered_args(t, args) + passed_globals(t, values))
@@ -267,19 +252,6 @@ class DifferentiableFunction:
         return parts
 
 
-def _unsupported(value: Any) -> str:
-    """What is wrong with an argument value generated code cannot take ('' if nothing)."""
-    if isinstance(value, np.ndarray) and value.dtype.kind not in "fiub":
-        return f"an array of dtype {value.dtype}; only real numeric arrays are supported"
-    if isinstance(value, complex | np.complexfloating):
-        return f"a complex number ({value!r}); only real numbers are supported"
-    if isinstance(value, list):
-        return "a list; pass a NumPy array (np.asarray(...)) or a tuple"
-    if isinstance(value, tuple):
-        return next((f"a tuple holding {p}" for p in map(_unsupported, value) if p), "")
-    return ""
-
-
 def running(t: Transform, fn: Callable, *args: Any) -> Any:
     """``fn(*args)``; an exception it raises gets a note naming the user's line."""
     try:
@@ -297,6 +269,7 @@ def _note(t: Transform, fn: Callable, exc: BaseException) -> None:
 
 
 _ENTRY_POINTS = ("primal", "value_and_gradient", "gradient")
+_CHECKED_AS = {"primal": "primal", "fused": "gradient", "forward": "pullback"}  # roles
 _wrappers: dict[Any, DifferentiableFunction] = {}
 _NONE_DEFAULTED: frozenset[int] = frozenset()
 _compiling = threading.RLock()
@@ -363,17 +336,7 @@ def differentiable(fn: Callable | None = None, *, wrt: Iterable[str] | None = No
 
 
 def _grads(t: Transform, raw: tuple, args: tuple) -> Any:
-    positions = t.wrt_positions
-    if len(positions) == 1:
-        return cast_like(raw[0], args[positions[0]])
-    return tuple([cast_like(raw[k], args[i]) for k, i in enumerate(positions)])
-
-
-def _scalar_result(t: Transform) -> None:
-    if t.result_kind not in ("float", "int", "bool"):
-        raise TypeError(f"gradient needs a function with a scalar float result, but "
-                        f"{t.name} returns a value of kind {t.result_kind!r}; use "
-                        "value_with_pullback for other results")
+    return cast_each(t.wrt_positions, raw, args)
 
 
 Wrt = Iterable[str | int] | str | int | None
@@ -410,7 +373,6 @@ def _value_and_gradient(df: DifferentiableFunction, kind: str, args: tuple,
     bound, defaulted = df.bind(args, kwargs)
     t, fused, global_values = df.entry("fused", bound, defaulted)
     if not integers_checked(t):  # the first call with these argument types
-        _scalar_result(t)
         check_integers(df, t, bound, stacklevel=4)
     call_args = lowered_args(t, bound) if t.structured else bound
     value, raw = running(t, fused, *call_args, *global_values)

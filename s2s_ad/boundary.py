@@ -97,6 +97,14 @@ def cast_like(grad: Any, arg: Any) -> Any:
     return grad
 
 
+def cast_each(positions: list[int], raw: Any, args: tuple) -> Any:
+    """The derivatives ``raw`` of the arguments at ``positions`` (in order), each cast
+    like its argument: bare for one argument, else a tuple."""
+    if len(positions) == 1:
+        return cast_like(raw[0], args[positions[0]])
+    return tuple([cast_like(raw[k], args[i]) for k, i in enumerate(positions)])
+
+
 def _cast_field(grad: Any, arg: Any) -> Any:
     """A structure's field cotangent: an int or bool field's is a zero of its type."""
     if isinstance(arg, int | np.integer | np.bool_):

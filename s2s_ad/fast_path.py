@@ -74,7 +74,7 @@ def guard(expr: str, key: Any, bound: dict[str, Any]) -> str:
     return f"{_constant(type_key, bound)}({expr}) == {_constant(key, bound)}"
 
 
-def _cast(expr: str, arg: str, key: Any, bound: dict[str, Any]) -> str:
+def cast_expression(expr: str, arg: str, key: Any, bound: dict[str, Any]) -> str:
     """The expression casting the cotangent ``expr`` like the argument ``arg`` of type
     ``key`` (:func:`cast_like`, inlined for floats: the common case)."""
     cast = f"{_constant(cast_like, bound)}({expr}, {arg})"
@@ -148,7 +148,7 @@ def _returned(kind: str, parts: PlanParts, bound: dict[str, Any]) -> list[str]:
             return ["return result"]
         return [f"return {_constant(parts.result, bound)}(result)"]
     lines = [f"r{k} = raw[{k}]" for k in range(len(parts.wrt_positions))]
-    grads = [_cast(f"r{k}", f"a{i}", parts.arg_keys[i], bound)
+    grads = [cast_expression(f"r{k}", f"a{i}", parts.arg_keys[i], bound)
              for k, i in enumerate(parts.wrt_positions)]
     grad = grads[0] if len(grads) == 1 else f"({', '.join(grads)},)"
     return [*lines, f"return {grad}" if kind == "gradient" else f"return value, {grad}"]
@@ -198,6 +198,8 @@ def jvp_lines(parts: PlanParts, tangent_keys: tuple, bound: dict[str, Any],
         lines += [f"g{j} = {_constant(read, bound)}()",
                   f"if not ({guard(f'g{j}', key, bound)}):", "    return MISS"]
         values.append(f"g{j}")
+    if parts.refuse is not None:  # it writes into arguments: none may share memory
+        lines.append(f"{_constant(parts.refuse, bound)}(primals)")
     numbers = _constant((int, float), bound)
     carried = []
     for i in range(n):

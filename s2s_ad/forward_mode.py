@@ -29,7 +29,8 @@ from .api import (
     running,
     value_with_pullback,
 )
-from .argument_memory import copied
+from .argument_memory import refuse_overlaps
+from .arguments import checked, fresh, prepared, tangents_for
 from .boundary import lowered_args, passed_globals, raised, type_key
 from .compiler.jit import signature_text
 from .compiler.pipeline import Transform
@@ -88,12 +89,8 @@ def _validated(df: DifferentiableFunction, primals: tuple, tangents: tuple
                ) -> tuple[Transform, Callable, tuple]:
     """(transform, tangent kernel, its arguments) of a jvp call, checked; installs the
     plan of calls like it."""
-    if len(tangents) != len(primals):
-        raise ArgumentError(f"jvp of {df.__name__}: {len(primals)} primals but "
-                            f"{len(tangents)} tangents (give one per argument)")
-    args, defaulted = df.bind(primals, {})
-    t = df.prepare(args, defaulted)
-    carried = tangents_in(df, t, args, tangents)
+    t, args, defaulted = prepared(df, "jvp", primals)
+    carried = tangents_in(df, t, args, tangents_for(df, "jvp", primals, tangents, args))
     values = t.global_values()
     passed = (*lowered_args(t, args), *passed_globals(t, values), *carried)
     fn = jvp_callable(df, t, passed)
@@ -120,6 +117,9 @@ def _plan(df: DifferentiableFunction, t: Transform, fn: Callable, args: tuple,
                          for read, k in zip(t.generated.hidden, global_keys, strict=True)]
         parts.wrt_positions = list(t.wrt_positions)
         params, owner = t.parsed.params, df.__name__
+        if t.written_positions:  # it writes into arguments: none may share memory
+            parts.refuse = functools.partial(refuse_overlaps, owner, params,
+                                             t.written_positions)
 
         def convert(position: int, primal: Any, tangent: Any) -> Any:
             return tangent_of(owner, params[position], primal, tangent)
@@ -258,23 +258,26 @@ def jacobian(f: Callable, wrt: Sequence[str] | str | None = None,
     """
     if mode not in ("auto", "forward", "reverse"):
         raise ValueError(f"mode must be 'auto', 'forward' or 'reverse', not {mode!r}")
+    if isinstance(f, GradientOf):  # the Jacobian of a gradient: its Hessian
+        return GradientOf.jacobian_of(f, wrt)
     df = as_differentiable(f, wrt, parallel)
 
     def jacobian_of(*args: Any) -> Any:
         bound, defaulted = df.bind(args, {})
-        for k, value in enumerate(bound):
+        t = _transform(df, bound, defaulted)
+        for name, value in zip(t.parsed.params, bound, strict=True):
             if has_structure(value):
-                raise ArgumentError(f"jacobian of {df.__name__}: argument {k + 1} is a "
+                raise ArgumentError(f"jacobian of {df.__name__}: argument '{name}' is a "
                                     "structure; a Jacobian takes numbers and arrays (use "
                                     "ad.jvp per direction, or pass the arrays)")
+        checked(df, "jacobian", t, bound)
         blocks = _driven_columns(df, bound, defaulted) if mode == "forward" else None
         if blocks is None:
-            t = _transform(df, bound, defaulted)
             positions = t.wrt_positions
-            value = df(*_fresh(t, bound))
+            value = df(*fresh(t, bound))
             sizes = [int(np.size(bound[p])) for p in positions]
             if mode == "reverse" or (mode == "auto" and sum(sizes) > np.size(value)):
-                blocks = _rows(df, bound, positions, value)
+                blocks = _rows(df, args, bound, positions, value)
             else:
                 if mode == "auto":  # (in forward mode, the driver was tried above)
                     blocks = _driven_columns(df, bound, defaulted)
@@ -324,14 +327,6 @@ def _driven_columns(df: DifferentiableFunction, args: tuple, defaulted: frozense
     return blocks
 
 
-def _fresh(t: Transform, args: tuple) -> tuple:
-    """``args`` with a copy of the arrays the function writes into: a Jacobian is taken
-    at the caller's values and leaves them as they are."""
-    if not t.written_positions:
-        return args
-    return copied(args, keep=set(range(len(args))) - set(t.written_positions))
-
-
 def _current_values(hit: tuple | None) -> tuple | None:
     """The global values to pass the driver ``hit``, or ``None`` if it is stale."""
     if hit is None or hit[0] is None or not hit[0].current():
@@ -367,10 +362,10 @@ def _new_driver(df: DifferentiableFunction, args: tuple, defaulted: frozenset[in
         else:
             return t, None, ()
         wrt.append((p, ndim))
-    t, fn, passed = _validated(df, _fresh(t, args), tuple(tangents))
+    t, fn, passed = _validated(df, fresh(t, args), tuple(tangents))
     if not wrt or isinstance(fn, types.FunctionType):
         return t, None, ()
-    value, tangent = running(t, fn, *_fresh(t, passed))
+    value, tangent = running(t, fn, *fresh(t, passed))
     arrays = type(value) is np.ndarray and type(tangent) is np.ndarray \
         and value.dtype == tangent.dtype == np.float64 and value.shape == tangent.shape
     if not (arrays or type(value) is type(tangent) is float):
@@ -405,8 +400,7 @@ def jvp_directions(df: DifferentiableFunction, primals: tuple, directions: tuple
     >>> jvp_directions(as_differentiable(f), (2.0, 3.0), (np.array([1.0, 0.0]), None))
     (6.0, array([3., 0.]))
     """
-    args, defaulted = df.bind(primals, {})
-    t = df.prepare(args, defaulted)
+    t, args, _ = prepared(df, "jvp", primals)
     if t.structured or t.structured_result or t.structured_globals or \
             not t.wrt_positions:
         raise NonDifferentiableError("several tangent directions in one run take numbers "
@@ -441,16 +435,18 @@ def _columns(df: DifferentiableFunction, t: Transform, args: tuple,
         for j in range(int(np.prod(shape, dtype=int))):
             tangents = [None] * len(args)
             tangents[p] = _basis(args[p], j)
-            columns.append(np.asarray(jvp(df, _fresh(t, args), tangents)[1],
+            columns.append(np.asarray(jvp(df, fresh(t, args), tangents)[1],
                                       dtype=np.float64))
         block = np.stack(columns, axis=-1) if columns else np.zeros(np.shape(value) + (0,))
         blocks.append(block.reshape(np.shape(value) + shape))
     return blocks
 
 
-def _rows(df: DifferentiableFunction, args: tuple, positions: list[int],
+def _rows(df: DifferentiableFunction, given: tuple, args: tuple, positions: list[int],
           value: Any) -> list[np.ndarray]:
-    _, pullback = value_with_pullback(df, *args)
+    """The reverse-mode Jacobian blocks, one pullback per entry of the result, of the
+    call with the arguments ``given`` (``args`` bound: its defaults are constants)."""
+    _, pullback = value_with_pullback(df, *given)
     rows: list[list[np.ndarray]] = [[] for _ in positions]
     for i in range(int(np.size(value))):
         cotangents = pullback(_basis(value, i))

@@ -24,13 +24,15 @@ from .markers import source_function
 
 class GradientOf(functools.partial):
     """What :func:`gradient` returns: the gradient function of ``df``, which
-    :func:`~s2s_ad.jvp`, :func:`gradient` and :func:`~s2s_ad.hessian` differentiate
+    :func:`~s2s_ad.jvp`, :func:`gradient` and :func:`~s2s_ad.jacobian` differentiate
     again (forward mode over its generated code, :mod:`s2s_ad.higher_order`, which
-    sets ``differentiated`` and ``jvp_of``: its gradient and its jvp).  A partial
-    object: calling it adds no Python frame (warnings name the caller's line)."""
+    sets ``differentiated``, ``jvp_of`` and ``jacobian_of``: its gradient, its jvp and
+    its Jacobian, the Hessian of ``df``).  A partial object: calling it adds no
+    Python frame (warnings name the caller's line)."""
 
     differentiated: ClassVar[Callable]
     jvp_of: ClassVar[Callable]
+    jacobian_of: ClassVar[Callable]
 
     def __new__(cls, df: Any, call: Callable) -> GradientOf:  # df: a DifferentiableFunction
         made = super().__new__(cls, call)

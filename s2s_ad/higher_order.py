@@ -32,7 +32,8 @@ from .api import (
     differentiable,
     running,
 )
-from .boundary import lowered_args, passed_globals, type_key
+from .arguments import checked, fresh, prepared, tangents_for
+from .boundary import cast_each, cast_like, lowered_args, passed_globals, type_key
 from .compiler.pipeline import Transform
 from .errors import ArgumentError, Location, NonDifferentiableError
 from .fast_path import MISS
@@ -45,15 +46,16 @@ _LISTS = (tuple, list)  # the primals and tangents a plan takes (the full path: 
 _LINE_COMMENT = re.compile(r"# (?:adjoint of |tangent of )?line (\d+)")
 
 
-def _value_and_grad_code(df: DifferentiableFunction, args: tuple
-                         ) -> tuple[Transform, DifferentiableFunction, tuple]:
-    """The transform of ``df`` at ``args``, its value-and-gradient code as a function
-    forward mode can transform, and the values that code takes (the arguments, then
-    the globals it reads)."""
-    bound, defaulted = df.bind(args, {})
+def _value_and_grad_code(df: DifferentiableFunction, entry: str, args: tuple,
+                         defaulted: frozenset[int]) -> tuple[Transform, DifferentiableFunction,
+                                                             tuple]:
+    """The transform of ``df`` at ``args`` (bound, checked for entry point ``entry``),
+    its value-and-gradient code as a function forward mode can transform, and the
+    values that code takes (the arguments, then the globals it reads)."""
     if df.parallel:  # forward mode runs prange loops serially: over the serial gradient
         df = as_differentiable(df, parallel=False)
-    t = df.prepare(bound, defaulted)
+    t = df.prepare(args, defaulted)
+    checked(df, entry, t, args)
     if t.structured or t.structured_result or t.structured_globals:
         raise NonDifferentiableError("second derivatives of functions of structures "
                                      "(dataclasses, dicts, named tuples) are not supported "
@@ -64,7 +66,7 @@ def _value_and_grad_code(df: DifferentiableFunction, args: tuple
     inner = by_jit.get(df.jit)
     if inner is None:  # forward mode differentiates every float argument of the code
         inner = by_jit[df.jit] = differentiable(code, jit=df.jit)
-    passed = (*lowered_args(t, bound), *passed_globals(t, t.global_values()))
+    passed = (*lowered_args(t, args), *passed_globals(t, t.global_values()))
     return t, inner, passed
 
 
@@ -133,23 +135,21 @@ class _Plan:
 _plans: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
 
-def _plan_for(df: DifferentiableFunction, primals: tuple, tangents: tuple) -> _Plan:
-    """The plan of ``df`` for these arguments: the last one built, or a new one."""
+def _plan_for(df: DifferentiableFunction, args: tuple, defaulted: frozenset[int],
+              tangents: tuple) -> _Plan:
+    """The plan of ``df`` for these arguments (bound; ``tangents`` one per argument):
+    the last one built, or a new one."""
     plans = _plans.setdefault(df, {})
-    key = tuple(map(type_key, primals))
+    key = (defaulted, *map(type_key, args))
     plan = plans.get(key)
     if plan is not None and plan.usable(plan.t.global_values()):
         return plan
-    t, inner, passed = _value_and_grad_code(df, primals)
-    if len(passed) - len(t.generated.hidden) != len(primals):
-        raise ArgumentError(f"hvp of {df.__name__}: give every argument ({len(t.parsed.params)}"
-                            f"), defaults included")
+    t, inner, passed = _value_and_grad_code(df, "hvp", args, defaulted)
     inner_t = _gradient_code_transform(t, inner, passed)
     full = tangents + (None,) * (len(passed) - len(tangents))
     carried = tangents_in(df, inner_t, passed, full)
     fn = jvp_callable(inner, inner_t, (*passed, *carried))
-    plans[key] = plan = _Plan(t, inner, inner_t, fn,
-                              tuple(map(type_key, passed[len(primals):])))
+    plans[key] = plan = _Plan(t, inner, inner_t, fn, tuple(map(type_key, passed[len(args):])))
     return plan
 
 
@@ -174,26 +174,32 @@ def value_gradient_and_hvp(f: Callable, primals: Sequence, tangents: Sequence, *
 
 def _full_hvp(df: DifferentiableFunction, primals: tuple, tangents: tuple
               ) -> tuple[Any, Any, Any]:
-    """The full path of :func:`value_gradient_and_hvp`: find the plan, check the
-    tangents, run; then install the steady-state plan of this call."""
-    if len(tangents) != len(primals):
-        raise ArgumentError(f"hvp of {df.__name__}: {len(primals)} primals but "
-                            f"{len(tangents)} tangents (give one per argument)")
-    plan = _plan_for(df, primals, tangents)
+    """The full path of :func:`value_gradient_and_hvp`: bind (a parameter left to its
+    default is a constant), find the plan, check, run; then install the steady-state
+    plan of this call."""
+    args, defaulted = df.bind(primals, {})
+    return _bound_hvp(df, args, defaulted, tangents_for(df, "hvp", primals, tangents, args))
+
+
+def _bound_hvp(df: DifferentiableFunction, args: tuple, defaulted: frozenset[int],
+               tangents: tuple) -> tuple[Any, Any, Any]:
+    """:func:`_full_hvp` of bound ``args``, one tangent per argument."""
+    plan = _plan_for(df, args, defaulted, tangents)
     t = plan.t
+    checked(df, "hvp", t, args)  # (at every call: the arrays' memory)
     for position, (name, tangent) in enumerate(zip(t.parsed.params, tangents, strict=True)):
         if tangent is not None and position not in t.wrt_positions and \
                 np.any(np.asarray(tangent) != 0):
             raise ArgumentError(f"argument '{name}' of {df.__name__} is not differentiated, "
                                 "so its tangent must be None or zero")
-    passed = (*primals, *passed_globals(t, t.global_values()))
+    passed = (*args, *passed_globals(t, t.global_values()))
     full = tangents + (None,) * (len(passed) - len(tangents))
     carried = tangents_in(df, plan.inner_t, passed, full)
     (value, grads), (_, products) = running(plan.inner_t, plan.fn, *passed, *carried)
-    install(df, t, plan.inner_t, plan.fn, passed, carried)
-    if len(t.wrt_positions) == 1:
-        return value, grads[0], products[0]
-    return value, grads, products
+    if not defaulted:
+        install(df, t, plan.inner_t, plan.fn, passed, carried)
+    positions = t.wrt_positions
+    return value, cast_each(positions, grads, args), cast_each(positions, products, args)
 
 
 def hvp(f: Callable, primals: Sequence, tangents: Sequence, *,
@@ -225,18 +231,23 @@ def hessian(f: Callable, wrt: Sequence[str] | str | None = None) -> Callable:
     array([[2., 3.],
            [3., 0.]])
     """
+    if isinstance(f, GradientOf):
+        raise ArgumentError(f"hessian of the gradient of {f.df.__name__}: third derivatives "
+                            f"are not supported; ad.hessian({f.df.__name__}) is its second")
     df = as_differentiable(f, wrt)
 
     def hessian_of(*args: Any) -> Any:
-        bound, defaulted = df.bind(args, {})
-        positions = df.prepare(bound, defaulted).wrt_positions
+        t, bound, defaulted = prepared(df, "hessian", args)
+        positions = t.wrt_positions
         rows: list[list[np.ndarray]] = [[] for _ in positions]
         for i, p in enumerate(positions):
             shape = np.shape(bound[p])
             for j in range(int(np.prod(shape, dtype=int))):
                 tangents = [None] * len(bound)
                 tangents[p] = _unit(bound[p], j)
-                products = value_gradient_and_hvp(df, bound, tangents)[2]
+                at = fresh(t, bound)  # each product at the caller's values, left as they are
+                products = value_gradient_and_hvp(df, at, tangents)[2] if not defaulted \
+                    else _bound_hvp(df, at, defaulted, tuple(tangents))[2]
                 products = products if len(positions) > 1 else (products,)
                 rows[i].append(products)
         blocks = [[_block(rows[i], bound[p], bound[q], k) for k, q in enumerate(positions)]
@@ -246,6 +257,17 @@ def hessian(f: Callable, wrt: Sequence[str] | str | None = None) -> Callable:
         return tuple(tuple(row) for row in blocks)
 
     return hessian_of
+
+
+def jacobian_of_gradient(g: GradientOf, wrt: Sequence[str] | str | None = None) -> Callable:
+    """``jacobian(gradient(f))``: the Hessian of ``f`` (``wrt``, if given, naming the
+    parameters the gradient differentiates, as ``jax.jacobian(jax.grad(f))``)."""
+    if wrt is not None and as_differentiable(g.df, wrt).wrt != \
+            as_differentiable(g.df, g.df.wrt or wrt).wrt:
+        raise ArgumentError(f"jacobian of the gradient of {g.df.__name__} with respect to "
+                            "other parameters than the gradient's: use "
+                            f"ad.hessian({g.df.__name__}, wrt=...) for the rows you need")
+    return hessian(g.df, wrt)
 
 
 def _unit(like: Any, flat: int) -> Any:
@@ -258,12 +280,19 @@ def _unit(like: Any, flat: int) -> Any:
 
 
 def _block(products: list, first: Any, second: Any, k: int) -> Any:
-    """``H[i][k]`` from the products ``H @ e_j`` along the entries ``j`` of ``first``."""
-    columns = [np.asarray(p[k], dtype=np.float64) for p in products]
+    """``H[i][k]`` from the products ``H @ e_j`` along the entries ``j`` of ``first``,
+    in the arguments' precision (float32 arguments give a float32 block)."""
     if np.ndim(first) == 0 and np.ndim(second) == 0:
-        return float(columns[0])
-    block = np.stack(columns) if columns else np.zeros((0,) + np.shape(second))
+        return cast_like(products[0][k], first)
+    dtype = np.result_type(_float_dtype(first), _float_dtype(second))
+    columns = [np.asarray(p[k], dtype=dtype) for p in products]
+    block = np.stack(columns) if columns else np.zeros((0,) + np.shape(second), dtype)
     return block.reshape(np.shape(first) + np.shape(second))
+
+
+def _float_dtype(value: Any) -> np.dtype:
+    dtype = getattr(value, "dtype", None)
+    return dtype if dtype is not None and dtype.kind == "f" else np.dtype(np.float64)
 
 
 def jvp_of_gradient(g: GradientOf, primals: Sequence, tangents: Sequence) -> tuple[Any, Any]:
@@ -274,15 +303,13 @@ def jvp_of_gradient(g: GradientOf, primals: Sequence, tangents: Sequence) -> tup
 
 def _gradient_and_derivative(df: DifferentiableFunction, primals: tuple,
                              tangents: tuple) -> tuple[Any, Any]:
-    if len(tangents) != len(primals):
-        raise ArgumentError(f"jvp of the gradient of {df.__name__}: {len(primals)} primals "
-                            f"but {len(tangents)} tangents (give one per argument)")
-    t, inner, passed = _value_and_grad_code(df, primals)
+    args, defaulted = df.bind(primals, {})
+    tangents = tangents_for(df, "jvp of the gradient", primals, tangents, args)
+    t, inner, passed = _value_and_grad_code(df, "gradient", args, defaulted)
     full = tangents + (None,) * (len(passed) - len(tangents))
     (_, grads), (_, products) = _forward_over(t, inner, passed, full)
-    if len(t.wrt_positions) == 1:
-        return grads[0], products[0]
-    return grads, products
+    positions = t.wrt_positions
+    return cast_each(positions, grads, args), cast_each(positions, products, args)
 
 
 def gradient_of_gradient(g: GradientOf, wrt: Sequence[str] | str | None = None) -> Callable:
@@ -313,3 +340,4 @@ def gradient_of_gradient(g: GradientOf, wrt: Sequence[str] | str | None = None) 
 
 GradientOf.differentiated = staticmethod(gradient_of_gradient)
 GradientOf.jvp_of = staticmethod(jvp_of_gradient)
+GradientOf.jacobian_of = staticmethod(jacobian_of_gradient)

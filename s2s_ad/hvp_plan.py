@@ -19,9 +19,12 @@ import weakref
 from collections.abc import Callable
 from typing import Any
 
+import numpy as np
+
+from .argument_memory import refuse_overlaps
 from .boundary import type_key
 from .compiler.pipeline import Transform
-from .fast_path import PlanParts, called, jvp_lines, made_plan, plan_names
+from .fast_path import PlanParts, called, cast_expression, jvp_lines, made_plan, plan_names
 from .forward_mode import note_location, tangent_of
 
 _plans: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # function -> its last plan
@@ -76,6 +79,9 @@ def _build(t: Transform, inner_t: Transform, fn: Callable, arg_keys: tuple,
     parts.globals = [(read.value, k)
                      for read, k in zip(t.generated.hidden, global_keys, strict=True)]
     parts.wrt_positions = list(t.wrt_positions)
+    if t.written_positions:  # it writes into arguments: none may share memory
+        parts.refuse = functools.partial(refuse_overlaps, owner, t.parsed.params,
+                                         t.written_positions)
     params = inner_t.parsed.params  # the user's parameters, then the globals read
 
     def convert(position: int, primal: Any, tangent: Any) -> Any:
@@ -85,8 +91,21 @@ def _build(t: Transform, inner_t: Transform, fn: Callable, arg_keys: tuple,
     zeros = frozenset(inner_t.wrt_positions) - frozenset(t.wrt_positions)
     lines, arguments = jvp_lines(parts, tangent_keys, bound, zeros)
     lines += called(f"(value, grads), (_, products) = kernel({', '.join(arguments)})")
-    if len(t.wrt_positions) == 1:
-        lines.append("return value, grads[0], products[0]")
-    else:
-        lines.append("return value, grads, products")
+    grads = _cast_each("grads", t.wrt_positions, arg_keys, bound)
+    products = _cast_each("products", t.wrt_positions, arg_keys, bound)
+    lines.append(f"return value, {grads}, {products}")
     return made_plan("primals, tangents", lines, bound)
+
+
+def _cast_each(name: str, positions: list[int], arg_keys: tuple, bound: dict[str, Any]
+               ) -> str:
+    """The expression of the derivatives ``name`` (one per position), each cast like its
+    argument as :func:`s2s_ad.boundary.cast_each` does: bare for one, else a tuple.  A
+    float64 array is as the kernel returns it (no test at each call)."""
+    items = []
+    for k, p in enumerate(positions):
+        key, item = arg_keys[p], f"{name}[{k}]"
+        if not (type(key) is tuple and key[0] is np.ndarray and key[1] == np.float64):
+            item = cast_expression(item, f"a{p}", key, bound)
+        items.append(item)
+    return items[0] if len(items) == 1 else f"({', '.join(items)},)"

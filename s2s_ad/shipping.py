@@ -27,6 +27,7 @@ from typing import Any
 
 from .api import DifferentiableFunction, as_differentiable
 from .argument_memory import copied
+from .arguments import checked
 from .boundary import cast_like
 from .compiler.emit import digest
 from .compiler.jit import GeneratedModule, write_module
@@ -78,9 +79,7 @@ def prepared(loss: Any, params: Any, sample: Any) -> Transform:
             t.parsed.location(t.parsed.node), "distribute a loss written by hand")
     if t.reverse_refusal is not None:
         raise t.reverse_refusal
-    if t.result_kind not in ("float", "int", "bool"):
-        raise TypeError(f"a distributed loss must return a number, but {t.name} returns a "
-                        f"value of kind {t.result_kind!r}")
+    checked(df, "gradient", t, (params, sample))  # a number, params differentiated
     return t
 
 

@@ -148,5 +148,5 @@ def test_a_field_marked_no_derivative_takes_only_a_zero_tangent():
 
 
 def test_a_jacobian_of_a_structure_argument_is_an_argument_error():
-    with pytest.raises(ArgumentError, match="argument 1 is a structure"):
+    with pytest.raises(ArgumentError, match="argument 'orbit' is a structure"):
         ad.jacobian(orbit_point)(Orbit(2.0, 0.3), 1.5)
