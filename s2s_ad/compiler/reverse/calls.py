@@ -18,6 +18,7 @@ from s2s_ad import runtime
 from s2s_ad.compiler.custom import split_of
 from s2s_ad.compiler.primitives import (
     CustomCall,
+    CutCall,
     FunctionCall,
     KernelCall,
     Primitive,
@@ -146,6 +147,8 @@ def _int_power_of_float_kind(cx: Context, s: gast.stmt) -> bool:
 def primal_value(cx: Context, value: gast.Call, s: gast.stmt) -> gast.expr:
     prim = classify(value)
     args = list(value.args)
+    if isinstance(prim, CutCall):  # the marker kept: second derivatives read it again
+        return call("rt.without_derivative", prim.operands[0])
     if prim.identity:
         return prim.operands[0]
     if isinstance(prim, KernelCall):
