@@ -47,7 +47,7 @@ from s2s_ad.compiler.syntax.builders import (
 )
 from s2s_ad.errors import NonDifferentiableError
 from s2s_ad.kinds import NUMERIC, ArrayKind, ListKind
-from s2s_ad.rules.registry import Rule, arities
+from s2s_ad.rules.registry import Rule, arities, refusal
 
 
 def specialized(cx: Context, prim: Primitive, where: gast.AST) -> Rule:
@@ -367,6 +367,9 @@ def unknown_call(cx: Context, s: gast.stmt, prim: Primitive) -> NonDifferentiabl
     name = getattr(callee, "__name__", repr(callee))
     loc = cx.norm.parsed.location(s.value if hasattr(s.value, "lineno") else s)
     counts = arities(callee)
+    refused = refusal(callee)
+    if refused is not None:  # refused with a reason of its own (rules.registry.refuse)
+        return NonDifferentiableError(refused[0], loc, refused[1])
     if counts:  # a rule for another number of arguments (np.atleast_1d(a, b))
         given, wanted = len(prim.operands), " or ".join(map(str, counts))
         return NonDifferentiableError(
