@@ -247,6 +247,7 @@ def hessian(f: Callable, wrt: Sequence[str] | str | None = None) -> Callable:
             return blocks[0][0]
         return tuple(tuple(row) for row in blocks)
 
+    hessian_of.__s2s_ad_derivative__ = _third_order(f"the Hessian of {df.__name__}")
     return hessian_of
 
 
@@ -310,7 +311,16 @@ def gradient_of_gradient(g: GradientOf, wrt: Sequence[str] | str | None = None) 
         tangents[inner[0]] = 1.0
         return _gradient_and_derivative(outer, tuple(bound), tuple(tangents))[1]
 
+    second.__s2s_ad_derivative__ = _third_order(f"the gradient of the gradient of "
+                                                f"{g.df.__name__}")
     return second
+
+
+def _third_order(what: str) -> tuple[str, str]:
+    """What a refusal to differentiate a second derivative says (the parse stage reads
+    it from the function's ``__s2s_ad_derivative__``)."""
+    return (f"{what} is a second derivative: third derivatives are not supported",
+            "ad.hessian and ad.hvp give second derivatives")
 
 
 GradientOf.differentiated = staticmethod(gradient_of_gradient)
