@@ -301,3 +301,8 @@ _register()
 refuse(runtime.run_hook, "a with_derivative hook cannot be differentiated again: second "
        "derivatives through it are not supported (forward mode has no cotangent for "
        "the hook)", "take second derivatives of a version without the hook")
+for _given in (runtime.given_cotangents, runtime.given_cotangent):
+    refuse(_given, "a registered derivative (@ad.derivative, ad.differentiable_function) "
+           "cannot be differentiated again: second derivatives through it are not "
+           "supported yet", "take second derivatives of a version that calls the "
+           "function itself, not its registered derivative")

@@ -36,9 +36,9 @@ def factor_sum(frame):
 
 
 def log_gammas(counts):
-    total = 0.0  # refused
+    total = 0.0
     for i in range(counts.shape[0]):
-        total += scipy.special.gammaln(counts[i] + 2.0)
+        total += scipy.special.gammaln(counts[i] + 2.0)  # refused
     return total
 
 
@@ -47,9 +47,22 @@ def with_hook(weights):
     return np.sum(squared * weights)
 
 
+def softened(x):
+    return x / (1.0 + abs(x))
+
+
+@ad.derivative(of=softened)
+def softened_vjp(x):
+    return softened(x), lambda g: g / (1.0 + abs(x)) ** 2
+
+
+def soft_energy(weights):
+    return np.sum(weights * weights) * softened(weights[0])  # refused
+
+
 VECTOR, MATRIX = np.array([0.5, 1.3, 0.8]), np.array([[1.0, 0.2], [0.3, 1.5]])
 CORPUS = [(spread, VECTOR), (log_volume, MATRIX), (factor_sum, MATRIX),
-          (log_gammas, VECTOR), (with_hook, VECTOR)]
+          (log_gammas, VECTOR), (with_hook, VECTOR), (soft_energy, VECTOR)]
 
 
 def _marked(fn, mark: str = "# refused") -> tuple[int, int]:
@@ -75,6 +88,16 @@ def test_a_refused_hvp_names_the_users_line_and_column(fn, point, jit):
         ad.hvp(ad.differentiable(fn, jit=jit), (point,), (np.ones_like(point),))
     line, _ = _marked(fn)
     _assert_located(caught.value, line, fn.__name__)
+
+
+@pytest.mark.parametrize("fn, cause", [(log_gammas, "'scipy.special.gammaln(counts[i] + 2.0)'"),
+                                       (with_hook, "with_derivative hook"),
+                                       (soft_energy, "registered derivative")],
+                         ids=["cause-in-a-loop", "hook", "registered"])
+def test_a_refusal_names_its_cause(fn, cause):
+    with pytest.raises(NonDifferentiableError) as caught:
+        ad.hessian(ad.differentiable(fn, jit=False))(VECTOR)
+    assert cause in caught.value.problem
 
 
 @pytest.mark.parametrize("jit", JITS)
