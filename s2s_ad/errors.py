@@ -13,8 +13,13 @@ the construct, and says what to do instead::
 
 from __future__ import annotations
 
+import inspect
 import linecache
+import sys
 from dataclasses import dataclass
+from pathlib import Path
+
+_PACKAGE = Path(__file__).resolve().parent
 
 
 @dataclass(frozen=True)
@@ -39,6 +44,20 @@ class Location:
             return ""
         caret = " " * (self.col - 1) + "^"
         return f"    {line}\n    {caret}"
+
+
+def caller_location() -> Location | None:
+    """Where the user's code called into s2s_ad: the innermost frame outside the
+    package, at the column of the call (for refusals of a call, not of source)."""
+    frame = sys._getframe(1)
+    while frame is not None and _PACKAGE in Path(frame.f_code.co_filename).resolve().parents:
+        frame = frame.f_back
+    if frame is None:
+        return None
+    positions = inspect.getframeinfo(frame, context=0).positions
+    column = positions.col_offset if positions is not None else None
+    return Location(frame.f_code.co_filename, frame.f_lineno,
+                    column + 1 if column is not None else 1)
 
 
 class NonDifferentiableError(Exception):

@@ -38,6 +38,11 @@ class GradientOf(functools.partial):
         made = super().__new__(cls, call)
         made.df = df
         made.__name__ = f"gradient_of_{df.__name__}"
+        made.__s2s_ad_derivative__ = (
+            f"'{made.__name__}' (ad.gradient of {df.__name__}) is differentiated again by "
+            "ad.jvp and ad.gradient only, for now",
+            f"ad.hessian({df.__name__}) gives the Jacobian of its gradient, ad.hvp its "
+            "products")
         return made
 
     def __repr__(self) -> str:

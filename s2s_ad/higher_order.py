@@ -17,8 +17,6 @@ have tangent rules of their own (:mod:`s2s_ad.rules.runtime_rules`).
 
 from __future__ import annotations
 
-import linecache
-import re
 import weakref
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -34,6 +32,7 @@ from .api import (
 )
 from .arguments import checked, fresh, prepared, tangents_for
 from .boundary import cast_each, cast_like, lowered_args, passed_globals, type_key
+from .compiler.gradient_origins import Origin, made_up_names, origin_of, scrubbed
 from .compiler.pipeline import Transform
 from .errors import ArgumentError, Location, NonDifferentiableError
 from .fast_path import MISS
@@ -43,7 +42,6 @@ from .hvp_plan import install, steady_plan
 
 _gradient_code: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 _LISTS = (tuple, list)  # the primals and tangents a plan takes (the full path: any iterable)
-_LINE_COMMENT = re.compile(r"# (?:adjoint of |tangent of )?line (\d+)")
 
 
 def _value_and_grad_code(df: DifferentiableFunction, entry: str, args: tuple,
@@ -96,24 +94,28 @@ def _forward_over(t: Transform, inner: DifferentiableFunction, passed: tuple,
 
 
 def _relocated(t: Transform, problem: str, where: Location | None) -> NonDifferentiableError:
-    """A refusal in the gradient code of ``t``, at the user's line it came from."""
-    line = (_source_line(where) if where is not None else None) or t.parsed.node.lineno
-    inside = f" (in its gradient code, {where})" if where is not None else ""
+    """A refusal in the gradient code of ``t``, at the user's line and column it came
+    from, naming the user's function and source there, never a generated name."""
+    user, fused = t.parsed.node, t.generated.fused
+
+    def origin(place: Location) -> Origin | None:
+        return origin_of(fused, t.parsed.filename, user, place)
+
+    found = origin(where) if where is not None else None
+    if found is None:
+        found = Origin(Location(t.parsed.filename, user.lineno, user.col_offset + 1),
+                       t.parsed.name, None)
+    at = f", at '{found.text}'" if found.text else ""
+
+    def user_line(line: int) -> int | None:
+        mapped = origin(Location(where.filename, line, 1)) if where is not None else None
+        return mapped.location.lineno if mapped is not None else None
+
     return NonDifferentiableError(
-        f"second derivatives of {t.parsed.name}: {problem}{inside}",
-        Location(t.parsed.filename, line, 1),
+        f"second derivatives of {found.function}{at}: "
+        f"{scrubbed(problem, made_up_names(fused, user), user_line)}", found.location,
         "its gradient (first derivative) works; second derivatives through this are not "
         "supported yet")
-
-
-def _source_line(where: Location) -> int | None:
-    """The user's line a statement of generated code comes from: the number in the
-    nearest ``# line N`` or ``# adjoint of line N`` comment above it."""
-    for number in range(where.lineno, 0, -1):
-        found = _LINE_COMMENT.search(linecache.getline(where.filename, number))
-        if found:
-            return int(found.group(1))
-    return None
 
 
 @dataclass
@@ -256,6 +258,7 @@ def hessian(f: Callable, wrt: Sequence[str] | str | None = None) -> Callable:
             return blocks[0][0]
         return tuple(tuple(row) for row in blocks)
 
+    hessian_of.__s2s_ad_derivative__ = _third_order(f"the Hessian of {df.__name__}")
     return hessian_of
 
 
@@ -335,7 +338,16 @@ def gradient_of_gradient(g: GradientOf, wrt: Sequence[str] | str | None = None) 
         tangents[inner[0]] = 1.0
         return _gradient_and_derivative(outer, tuple(bound), tuple(tangents))[1]
 
+    second.__s2s_ad_derivative__ = _third_order(f"the gradient of the gradient of "
+                                                f"{g.df.__name__}")
     return second
+
+
+def _third_order(what: str) -> tuple[str, str]:
+    """What a refusal to differentiate a second derivative says (the parse stage reads
+    it from the function's ``__s2s_ad_derivative__``)."""
+    return (f"{what} is a second derivative: third derivatives are not supported",
+            "ad.hessian and ad.hvp give second derivatives")
 
 
 GradientOf.differentiated = staticmethod(gradient_of_gradient)

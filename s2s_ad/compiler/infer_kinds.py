@@ -379,23 +379,19 @@ def refuse_unknown_result(fdef: gast.FunctionDef, kinds: dict[str, Kind],
                 locate(param), "pass a NumPy array for a list, and real numbers")
     state = _Kinds(dict(kinds), callee_kind)
     bindings = list(_assignments(fdef.body))
-    for node in bindings:
+    _refuse_unknown_origin(bindings, kinds, state, locate)
+    for node in bindings:  # no value is unknown where it is made: kinds that disagree
         name = node.targets[0].id
-        if not _holds_unknown(kinds.get(name)):
-            continue
         op = node.value
+        if not _holds_unknown(kinds.get(name)) or isinstance(op, gast.Lambda):
+            continue
         prim = classify(op)
-        _refuse_complex_constants(op, prim, locate)
         operands = [state.atom(a) for a in prim.operands]
-        if isinstance(op, gast.Lambda) or (not isinstance(prim, UnknownCall) and
-                                           any(map(_holds_unknown, operands))):
-            continue  # a function value, or unknown because an operand is
+        if not isinstance(prim, UnknownCall) and any(map(_holds_unknown, operands)):
+            continue  # unknown because an operand is
         bound = state.op(op)
         if _holds_unknown(bound) or bound is None:
-            cause = _unknown_cause(op, prim, operands, _text(op, locate))
-            if cause is None:
-                continue
-            raise NonDifferentiableError(cause[0], locate(op), cause[1])
+            continue
         other = next((b for b in bindings if b.targets[0].id == name and b is not node
                       and state.op(b.value) != bound), None)
         where = f" and another kind of value at line {other.lineno}" if other else ""
@@ -404,6 +400,26 @@ def refuse_unknown_result(fdef: gast.FunctionDef, kinds: dict[str, Kind],
             f"{_described(bound)} here{where}", locate(node),
             "keep one kind of value per variable: a tuple cannot grow in a loop (append "
             "to a list, or fill a np.zeros array), and a number and a tuple need two names")
+
+
+def _refuse_unknown_origin(bindings: list[gast.Assign], kinds: dict[str, Kind],
+                           state: Any, locate: Any) -> None:
+    """Refuse the first operation, in program order, whose known operands give a value
+    of unknown kind (the cause, before any variable its value reaches)."""
+    for node in bindings:
+        op = node.value
+        if not _holds_unknown(kinds.get(node.targets[0].id)) or isinstance(op, gast.Lambda):
+            continue
+        prim = classify(op)
+        _refuse_complex_constants(op, prim, locate)
+        operands = [state.atom(a) for a in prim.operands]
+        if not isinstance(prim, UnknownCall) and any(map(_holds_unknown, operands)):
+            continue  # unknown because an operand is
+        bound = state.op(op)
+        if _holds_unknown(bound) or bound is None:
+            cause = _unknown_cause(op, prim, operands, _text(op, locate))
+            if cause is not None:
+                raise NonDifferentiableError(cause[0], locate(op), cause[1])
 
 
 def _refuse_complex_constants(op: gast.expr, prim: Primitive, locate: Any) -> None:

@@ -27,7 +27,7 @@ from s2s_ad.compiler.dependencies import Cells, Namespace
 from s2s_ad.compiler.ir import ParsedFunction
 from s2s_ad.compiler.lists import freeze_lists, index_arrays, refused_list_change
 from s2s_ad.compiler.syntax.builders import function_node, return_stmt
-from s2s_ad.errors import Location, NonDifferentiableError
+from s2s_ad.errors import Location, NonDifferentiableError, caller_location
 from s2s_ad.rules import lookup
 
 _REFUSED: dict[type, tuple[str, str]] = {
@@ -182,6 +182,9 @@ def parse_function(fn: Any) -> ParsedFunction:
     >>> parse_function(square).params
     ['x']
     """
+    made = getattr(fn, "__s2s_ad_derivative__", None)
+    if made is not None:  # a derivative s2s_ad made: (what it is, what to use instead)
+        raise NonDifferentiableError(made[0], caller_location(), made[1])
     code = getattr(fn, "__code__", None)
     if code is None or not inspect.isfunction(fn):
         raise _source_unavailable(fn)

@@ -14,6 +14,7 @@ from typing import Any, ClassVar
 
 import gast
 
+from s2s_ad import runtime
 from s2s_ad.compiler.ir import LocalFunction
 from s2s_ad.compiler.syntax.annotations import callee_of
 from s2s_ad.compiler.syntax.builders import const
@@ -114,7 +115,9 @@ class HookCall(Primitive):
 
 
 class CutCall(Primitive):
-    """``without_derivative(value)``: the value, as a constant."""
+    """``without_derivative(value)``: the value, as a constant.  Generated code keeps
+    the marker as ``rt.without_derivative(value)``, read the same way, so forward mode
+    over gradient code (second derivatives) keeps the value a constant too."""
 
     shares_operands = True
     may_write = True
@@ -202,7 +205,7 @@ def classify(op: gast.expr) -> Primitive:
             return FunctionCall(list(op.args), None, callee.fn, recompute=True)
         if callee is with_derivative:
             return HookCall(list(op.args), None, callee)
-        if callee is without_derivative:
+        if callee is without_derivative or callee is runtime.without_derivative:
             return CutCall(list(op.args), None, callee)
         rule = lookup(callee, len(op.args))
         if rule is not None:

@@ -101,6 +101,11 @@ transforms_made = [0]  # how many transforms were made (tests check nothing is r
 
 _reads: dict[int, tuple[ParsedFunction, list[GlobalRead]]] = {}
 
+#: The modules of s2s_ad's entry points (ad.gradient, ad.jvp...): a call of one inside
+#: differentiated code is refused at the call, never differentiated through its source.
+ENTRY_MODULES = ("s2s_ad.api", "s2s_ad.forward_mode", "s2s_ad.higher_order",
+                 "s2s_ad.distributed", "s2s_ad.introspect")
+
 
 def _global_kinds(parsed: ParsedFunction
                   ) -> tuple[tuple, tuple[NormalFunction, Reads] | None]:
@@ -124,6 +129,12 @@ def _source_of(callee: Any, kinds: list[Kind], parsed: ParsedFunction, call: Any
     (``ad.gradient(g)`` called in differentiated code) the generated function computing
     it, whose making the caller depends on (see ``gradient_calls``)."""
     made = getattr(callee, "__s2s_ad_callee__", None)
+    if getattr(callee, "__module__", None) in ENTRY_MODULES:
+        name = getattr(callee, "__name__", "an entry point")
+        raise NonDifferentiableError(
+            f"'ad.{name}(...)' made inside a differentiated function is not supported yet",
+            parsed.location(call) if call is not None else None,
+            f"make it outside (at module level: d = ad.{name}(...)) and call it inside")
     if made is None:
         return callee
     try:

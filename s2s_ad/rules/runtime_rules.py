@@ -35,7 +35,7 @@ from s2s_ad import runtime
 from s2s_ad.kinds import ArrayKind, ListKind
 from s2s_ad.runtime import reduction_tangents, reductions
 
-from .registry import BY_REVERSE_PASS, primitive, rt_name
+from .registry import BY_REVERSE_PASS, primitive, refuse, rt_name
 from .result_kinds import floats, joined, ndim, same
 
 
@@ -295,3 +295,14 @@ def _register() -> None:
 
 
 _register()
+
+# A with_derivative hook runs on a cotangent, which forward mode over gradient code has
+# no tangent rule for (the hook is any Python function): refused, as forward mode does.
+refuse(runtime.run_hook, "a with_derivative hook cannot be differentiated again: second "
+       "derivatives through it are not supported (forward mode has no cotangent for "
+       "the hook)", "take second derivatives of a version without the hook")
+for _given in (runtime.given_cotangents, runtime.given_cotangent):
+    refuse(_given, "a registered derivative (@ad.derivative, ad.differentiable_function) "
+           "cannot be differentiated again: second derivatives through it are not "
+           "supported yet", "take second derivatives of a version that calls the "
+           "function itself, not its registered derivative")

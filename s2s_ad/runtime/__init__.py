@@ -18,7 +18,8 @@ module and exactly each one's helpers):
 - ``scalar``: ``sign``, ``log_or_zero``, ``pow_slope``, ``pow_curvature``, ``cbrt``,
   ``fmod``, ``fsum``, ``int_pow``, ``number_as_float``, ``number_as_int``, ``zero_d_item``,
   ``astype_int``, ``astype_float``, ``as_float64``, ``run_hook``, ``range_length`` (a loop's trip
-  count), ``no_transpose`` (the pullback of a gradient-code helper: raises)
+  count), ``no_transpose`` (the pullback of a gradient-code helper: raises),
+  ``without_derivative`` (the marker, kept in generated code)
 - ``given``: ``given_cotangents``, ``given_cotangent`` (the cotangents a registered
   kernel gradient or a custom derivative returns, checked against the inputs),
   ``given_tangent`` (the tangent a registered differential returns)

@@ -2,7 +2,8 @@
 
 Derivative pieces (``sign``, ``log_or_zero``), math functions Numba lacks
 (``cbrt``, ``fmod``, ``fsum``), the conversions ``astype`` calls are rewritten to, and
-``run_hook`` for ``with_derivative`` hooks (Python only).
+``run_hook`` for ``with_derivative`` hooks (Python only), and ``without_derivative``, the
+marker as generated code keeps it.
 """
 
 from __future__ import annotations
@@ -32,6 +33,7 @@ __all__ = [
     "pow_slope",
     "run_hook",
     "sign",
+    "without_derivative",
 ]
 
 
@@ -183,6 +185,17 @@ def cbrt(x):
 def fmod(x, y):
     """C's fmod (``math.fmod``, which Numba lacks): the result has the sign of x."""
     return np.fmod(x, y) + 0.0
+
+
+@register_jitable
+def without_derivative(value):
+    """``value``: the user's ``ad.without_derivative`` as generated code writes it, so
+    forward mode over gradient code (second derivatives) keeps the value a constant.
+
+    >>> without_derivative(2.5)
+    2.5
+    """
+    return value
 
 
 def run_hook(hook, cotangent):

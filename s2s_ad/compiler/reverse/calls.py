@@ -18,6 +18,7 @@ from s2s_ad import runtime
 from s2s_ad.compiler.custom import split_of
 from s2s_ad.compiler.primitives import (
     CustomCall,
+    CutCall,
     FunctionCall,
     KernelCall,
     Primitive,
@@ -46,7 +47,7 @@ from s2s_ad.compiler.syntax.builders import (
 )
 from s2s_ad.errors import NonDifferentiableError
 from s2s_ad.kinds import NUMERIC, ArrayKind, ListKind
-from s2s_ad.rules.registry import Rule, arities
+from s2s_ad.rules.registry import Rule, arities, refusal
 
 
 def specialized(cx: Context, prim: Primitive, where: gast.AST) -> Rule:
@@ -146,6 +147,8 @@ def _int_power_of_float_kind(cx: Context, s: gast.stmt) -> bool:
 def primal_value(cx: Context, value: gast.Call, s: gast.stmt) -> gast.expr:
     prim = classify(value)
     args = list(value.args)
+    if isinstance(prim, CutCall):  # the marker kept: second derivatives read it again
+        return call("rt.without_derivative", prim.operands[0])
     if prim.identity:
         return prim.operands[0]
     if isinstance(prim, KernelCall):
@@ -364,6 +367,9 @@ def unknown_call(cx: Context, s: gast.stmt, prim: Primitive) -> NonDifferentiabl
     name = getattr(callee, "__name__", repr(callee))
     loc = cx.norm.parsed.location(s.value if hasattr(s.value, "lineno") else s)
     counts = arities(callee)
+    refused = refusal(callee)
+    if refused is not None:  # refused with a reason of its own (rules.registry.refuse)
+        return NonDifferentiableError(refused[0], loc, refused[1])
     if counts:  # a rule for another number of arguments (np.atleast_1d(a, b))
         given, wanted = len(prim.operands), " or ".join(map(str, counts))
         return NonDifferentiableError(
