@@ -25,6 +25,7 @@ from s2s_ad.compiler.activity import (
     analyze_activity,
     zero_derivatives,
 )
+from s2s_ad.compiler.bounds_checks import insert_checks, planned_checks
 from s2s_ad.compiler.dependencies import Dependencies
 from s2s_ad.compiler.emit import function_source
 from s2s_ad.compiler.infer_kinds import (
@@ -83,6 +84,9 @@ PIPELINE: tuple[Stage, ...] = (
           "a tuple NumPy takes as data -> np.array(tuple)"),
     Stage("kinds", "s2s_ad.compiler.infer_kinds",
           "what each variable holds (float, int, bool, tuple, array, structure)"),
+    Stage("bounds", "s2s_ad.compiler.bounds_checks",
+          "rt.check_index before an item read or write the range analysis cannot prove "
+          "in range"),
     Stage("activity", "s2s_ad.compiler.activity",
           "varied ∩ useful variables; flow-sensitive ZeroDerivativeWarning"),
     Stage("forward", "s2s_ad.compiler.reverse",
@@ -267,6 +271,11 @@ def _later_stages(parsed: ParsedFunction, normal: NormalFunction, arg_kinds: lis
     passes.structures()
     passes.tuples()
     kinds = passes.final_kinds()
+    checks = planned_checks(normal, kinds)
+    if checks:
+        outputs.changing(normal.node)
+        insert_checks(normal.node, checks)
+    outputs.keep("bounds", normal.node)
     wrt = [normal.params[i] for i in wrt_positions]
     activity = analyze_activity(normal.node, wrt, kinds)
     t = Transform(name=parsed.name, parsed=parsed, normal=normal, kinds=kinds,

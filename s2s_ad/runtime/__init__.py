@@ -45,6 +45,8 @@ module and exactly each one's helpers):
   ``written_items`` (of a write through an index array: the last write wins),
   ``take_axis``, ``take_vjp``, ``take_vjp_axis``, ``write_back`` (argument arrays
   written by the function)
+- ``bounds``: ``check_index`` (an integer index, or an array of them, checked against an
+  axis: NumPy's ``IndexError`` at the user's line; Numba checks no bounds)
 - ``rearrange``: ``positions`` and ``gather_vjp`` (the VJP of any selection: tril,
   diag, pad...), ``repeat_axis``, ``repeat_vjp_axis``, ``roll_axis``, ``pad_axis``,
   ``pad_vjp_axis`` (a mode by its code), ``diagonal_last``, ``gradient_axis`` and
@@ -160,6 +162,7 @@ array division follows NumPy. The helpers here guard their divisions.
 """
 
 from .along_axis import *  # noqa: F403
+from .bounds import *  # noqa: F403
 from .broadcasting import *  # noqa: F403  (the helpers generated code calls as rt.<name>)
 from .decomposition_tangents import *  # noqa: F403
 from .decompositions import *  # noqa: F403

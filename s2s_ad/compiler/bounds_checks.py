@@ -1,0 +1,114 @@
+"""The bounds stage: before each item read or write of an array whose integer index
+(an int, or an array of ints) :mod:`s2s_ad.compiler.index_ranges` cannot prove in
+range, a call ``rt.check_index(array, axis, index, "file:line:col", "function")``
+that raises NumPy's ``IndexError`` at the user's line when it is out of range.
+
+Numba checks no bounds: without these, an index out of range reads garbage and a
+write lands outside the array, where Python raises.  Every role that runs the
+function's statements (the primal, the forward, the fused value-and-gradient,
+forward mode and second derivatives over the gradient code) runs the checks.  The
+pullback needs none: it indexes with the forward's indices (taped or recomputed),
+into the same arrays or into cotangents of their shapes.  s2s_ad's own gradient
+code (read again for second derivatives) already carries the checks of the
+forward it came from, and gets none more.
+
+Before::
+
+    for i in range(x.shape[0]):
+        s = s + x[i] * x[k]
+
+after (``x[i]`` is in range; ``x[k]`` may not be)::
+
+    for i in range(x_shape_0):
+        x_item = x[i]
+        rt.check_index(x, 0, k, 'model.py:8:24', 'f')
+        x_item_1 = x[k]
+"""
+
+from __future__ import annotations
+
+import copy
+
+import gast
+
+from s2s_ad import runtime
+from s2s_ad.compiler.index_ranges import IndexRanges, integer_parts
+from s2s_ad.compiler.syntax.annotations import line_of, set_callee, set_line
+from s2s_ad.compiler.syntax.builders import call, const, expr_stmt, load
+from s2s_ad.errors import Location
+from s2s_ad.kinds import ArrayKind, Kind
+
+_BLOCKS = ("body", "orelse", "finalbody")
+
+
+def planned_checks(normal, kinds: dict[str, Kind]) -> dict[int, list[gast.stmt]]:
+    """The checks each statement of ``normal.node`` (a NormalFunction's tree) needs
+    before it, by the statement's id (none for s2s_ad's gradient code)."""
+    if normal.parsed.generated:
+        return {}
+    planner = _Planner(normal.parsed, IndexRanges(normal.node, kinds), kinds)
+    planner.block(normal.node.body)
+    return planner.planned
+
+
+def insert_checks(fdef: gast.FunctionDef, planned: dict[int, list[gast.stmt]]) -> None:
+    """Insert the ``planned`` checks into ``fdef`` (in place)."""
+
+    def block(stmts: list[gast.stmt]) -> list[gast.stmt]:
+        out = []
+        for s in stmts:
+            if not isinstance(s, gast.FunctionDef):
+                for field in _BLOCKS:
+                    part = getattr(s, field, None)
+                    if isinstance(part, list) and part and isinstance(part[0], gast.stmt):
+                        setattr(s, field, block(part))
+            out.extend(planned.get(id(s), ()))
+            out.append(s)
+        return out
+
+    fdef.body = block(fdef.body)
+
+
+class _Planner:
+    def __init__(self, parsed, ranges: IndexRanges, kinds: dict[str, Kind]):
+        self.parsed, self.ranges, self.kinds = parsed, ranges, kinds
+        self.planned: dict[int, list[gast.stmt]] = {}
+
+    def block(self, stmts: list[gast.stmt]) -> None:
+        for s in stmts:
+            if isinstance(s, gast.FunctionDef):
+                continue
+            for field in _BLOCKS:
+                part = getattr(s, field, None)
+                if isinstance(part, list) and part and isinstance(part[0], gast.stmt):
+                    self.block(part)
+            found = self.checks(s)
+            if found:
+                self.planned[id(s)] = found
+
+    def checks(self, s: gast.stmt) -> list[gast.stmt]:
+        """The checks of the indices ``s`` itself uses (a compound statement's test or
+        range, not its body)."""
+        own = [getattr(s, f) for f in ("test", "iter") if hasattr(s, f)] \
+            if isinstance(s, gast.If | gast.While | gast.For) else [s]
+        found = []
+        for node in (n for part in own for n in gast.walk(part)):
+            if isinstance(node, gast.Subscript) and isinstance(node.value, gast.Name) \
+                    and isinstance(self.kinds.get(node.value.id), ArrayKind):
+                found.extend(self.check(node, axis, index, s)
+                             for axis, index in integer_parts(node, self.kinds)
+                             if not self.ranges.in_range(node, axis))
+        return found
+
+    def check(self, node: gast.Subscript, axis: int, index: gast.expr,
+              s: gast.stmt) -> gast.stmt:
+        where = node if getattr(node, "lineno", None) is not None else s
+        location = Location(self.parsed.filename,
+                            getattr(where, "lineno", None) or line_of(s, self.parsed.node.lineno),
+                            (getattr(where, "col_offset", None) or 0) + 1)
+        value = call("rt.check_index", load(node.value.id), const(axis), copy.copy(index),
+                     const(str(location)), const(self.parsed.name))
+        set_callee(value, runtime.check_index)
+        statement = gast.copy_location(expr_stmt(value), s)
+        set_line(statement, line_of(s))
+        return statement

@@ -1,0 +1,71 @@
+"""Bounds checks of integer indices: ``check_index``, which generated code calls
+before an item read or write whose index the compiler cannot prove in range.
+
+Numba reads and writes outside an array without a word (it checks no bounds, for
+speed); Python raises NumPy's ``IndexError``.  A check makes both raise the same
+``IndexError``, in NumPy's words, at the user's line.  An index is in range for an
+axis of size ``n`` when ``-n <= index < n`` (negative indices count from the end);
+an integer array of indices is in range when each of its entries is.
+
+>>> check_index(np.zeros(3), 0, -3, "model.py:4:12", "f")
+>>> check_index(np.zeros(3), 0, 3, "model.py:4:12", "f")
+Traceback (most recent call last):
+IndexError: model.py:4:12: index 3 is out of bounds for axis 0 with size 3 (in f)
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba.core import types
+from numba.extending import overload, register_jitable
+
+__all__ = ["check_index"]
+
+
+def check_index(array, axis, index, location, function):
+    """Raise ``IndexError`` unless the integer ``index`` (or each entry of an integer
+    array of indices) is in range for ``array.shape[axis]``; ``location`` (the user's
+    ``file:line:col``) and ``function`` (its name) locate the indexing."""
+    axis = _normalized(array, axis)
+    size = np.shape(array)[axis]
+    if np.ndim(index) == 0:
+        if not -size <= index < size:
+            _out_of_bounds(index, axis, size, location, function)
+        return
+    outside = np.asarray(index)[(index < -size) | (index >= size)]
+    if outside.size:
+        _out_of_bounds(outside[0], axis, size, location, function)
+
+
+@register_jitable
+def _out_of_bounds(index, axis, size, location, function):
+    """Raise NumPy's IndexError, located at the user's indexing."""
+    raise IndexError(location + ": index " + str(index) + " is out of bounds for axis "
+                     + str(axis) + " with size " + str(size) + " (in " + function + ")")
+
+
+@register_jitable
+def _normalized(array, axis):
+    """``axis`` counted from the front (the generated code passes -1 for the last axis
+    of an index with ``...`` before it)."""
+    return axis + array.ndim if axis < 0 else axis
+
+
+@overload(check_index, inline="always")
+def _check_index_numba(array, axis, index, location, function):
+    if isinstance(index, types.Integer):
+        def one(array, axis, index, location, function):
+            axis = _normalized(array, axis)
+            size = array.shape[axis]
+            if index < -size or index >= size:
+                _out_of_bounds(index, axis, size, location, function)
+        return one
+    if isinstance(index, types.Array) and isinstance(index.dtype, types.Integer):
+        def entries(array, axis, index, location, function):
+            axis = _normalized(array, axis)
+            size = array.shape[axis]
+            for entry in index.flat:
+                if entry < -size or entry >= size:
+                    _out_of_bounds(entry, axis, size, location, function)
+        return entries
+    return None
