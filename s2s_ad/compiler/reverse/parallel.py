@@ -31,7 +31,7 @@ import gast
 from s2s_ad.compiler.independence import Iterations, iterations
 from s2s_ad.compiler.reverse import calls, saving
 from s2s_ad.compiler.reverse.aliasing import sharing
-from s2s_ad.compiler.reverse.context import Context, Where
+from s2s_ad.compiler.reverse.context import Context, Where, bound_once_in
 from s2s_ad.compiler.syntax.annotations import is_parallel, line_of, set_line
 from s2s_ad.compiler.syntax.builders import (
     assign,
@@ -267,7 +267,11 @@ def _iteration(cx: Context, s: gast.For, facts: Iterations, block: Block) -> _It
             cx.unwritten, cx.top)
     full_before = set(cx.full_cotangents)
     cx.fwd_init, cx.residuals, cx.residual_kinds, cx.cursors = [], [], [], []
-    cx.stable = cx.stable | facts.reads | facts.writes | {facts.index}
+    # read by name too: what the iteration binds once at its top level (recomputed
+    # before its adjoint runs), so its arrays' cotangents start full there, never
+    # made full inside an inner loop (see :func:`_own_stable`)
+    cx.stable = cx.stable | facts.reads | facts.writes | {facts.index} \
+        | bound_once_in(s.body, cx.norm.node.body)
     cx.unwritten, cx.top = None, None  # values from outside are read by name
     try:
         forward, adjoint = block(cx, s.body, Where())
