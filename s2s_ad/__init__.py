@@ -23,6 +23,7 @@ from .errors import (
     IntegerArgumentWarning,
     JitError,
     NonDifferentiableError,
+    ParallelLoopWarning,
     ZeroDerivativeWarning,
 )
 from .forward_mode import jacobian, jvp
@@ -63,6 +64,7 @@ __all__ = [
     "NonDifferentiableError",
     "ZeroDerivativeWarning",
     "IntegerArgumentWarning",
+    "ParallelLoopWarning",
     "deferred_errors",
     "derivative",
     "diagnose",

@@ -112,6 +112,12 @@ class JitError(RuntimeError):
     """Numba could not compile generated code and ``jit=True`` was asked for."""
 
 
+class ParallelLoopWarning(RuntimeWarning):
+    """A parallel loop did not finish in Numba's threads (they lose an exception
+    raised in them): the call ran again on the Python path, which raises the error
+    at the user's line, or gives the answer if only Numba's code failed."""
+
+
 class IntegerArgumentWarning(UserWarning):
     """An int argument passed where a float may have been meant: ints are never
     differentiated (pass 1.0, or name the parameter in ``wrt``)."""

@@ -86,7 +86,8 @@ module and exactly each one's helpers):
   item), ``sum_items``, ``fill_like``, ``at_max``, ``at_min`` (of Python's sum, max and
   min of a tuple)
 - ``threads``: ``prange`` (Numba's), ``chunk_count`` (the chunks a parallel loop's
-  pullback runs in, one per thread)
+  pullback runs in, one per thread), ``check_finished`` (raises ``LoopNotFinished``
+  after a parallel loop some of whose iterations did not finish)
 - private: ``matrices`` (pieces the matrix helpers share), ``reduction_kernels`` (each
   reduction's Numba kernels and NumPy VJP rules), ``axes`` (axis normalisation and
   shape tuples, both paths),

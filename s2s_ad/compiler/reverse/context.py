@@ -308,8 +308,19 @@ def stable_names(norm: NormalFunction) -> set[str]:
     """Names the pullback may read by name: bound once, at the top level (parameters
     never reassigned included)."""
     counts: Counter = Counter()
-    nested: set[str] = set()
-    _count_assignments(norm.node.body, True, counts, nested)
+    _count_assignments(norm.node.body, True, counts, set())
     params = set(norm.params)
-    return {p for p in params if counts[p] == 0} | {
-        n for n, c in counts.items() if c == 1 and n not in nested and n not in params}
+    return {p for p in params if counts[p] == 0} | (
+        bound_once_in(norm.node.body, norm.node.body) - params)
+
+
+def bound_once_in(block: list[gast.stmt], function_body: list[gast.stmt]) -> set[str]:
+    """Names bound once in ``function_body``, by a statement at the top level of
+    ``block`` (a part of it: the body itself, or a parallel loop's body, whose
+    iterations the pullback runs as functions of their own)."""
+    counts: Counter = Counter()
+    _count_assignments(function_body, True, counts, set())
+    here: Counter = Counter()
+    nested: set[str] = set()
+    _count_assignments(block, True, here, nested)
+    return {n for n, c in here.items() if c == 1 and counts[n] == 1 and n not in nested}

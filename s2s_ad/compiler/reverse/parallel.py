@@ -31,7 +31,7 @@ import gast
 from s2s_ad.compiler.independence import Iterations, iterations
 from s2s_ad.compiler.reverse import calls, saving
 from s2s_ad.compiler.reverse.aliasing import sharing
-from s2s_ad.compiler.reverse.context import Context, Where
+from s2s_ad.compiler.reverse.context import Context, Where, bound_once_in
 from s2s_ad.compiler.syntax.annotations import is_parallel, line_of, set_line
 from s2s_ad.compiler.syntax.builders import (
     assign,
@@ -41,6 +41,7 @@ from s2s_ad.compiler.syntax.builders import (
     call_node,
     comment,
     const,
+    expr_stmt,
     for_stmt,
     keyword,
     load,
@@ -91,10 +92,28 @@ def _in_parallel(cx: Context, s: gast.For, body: list[gast.stmt]) -> list[gast.s
     line = line_of(s)
     trips, k = cx.namer.fresh("trips"), cx.namer.fresh("k")
     cx.kinds[trips] = cx.kinds[k] = "int"
+    opening, mark, closing = _finishing(cx, trips, k, line)
     node = for_stmt(store(k), call("rt.prange", load(trips)),
-                    [assign(s.target.id, _index(s, k), line)] + body)
+                    [assign(s.target.id, _index(s, k), line)] + body + [mark])
     set_line(node, line)
-    return [assign(trips, call("len", copy.deepcopy(s.iter)), line), node]
+    return [assign(trips, call("len", copy.deepcopy(s.iter)), line), opening, node, closing]
+
+
+def _finishing(cx: Context, count: str, index: str, line: int | None
+               ) -> tuple[gast.stmt, gast.stmt, gast.stmt]:
+    """(before, last statement of the body, after) of a parallel loop of ``count``
+    iterations or chunks, by ``index``: a flag each sets when it ends, checked after
+    the loop, outside Numba's threads, which lose an exception raised in them
+    (``rt.check_finished`` raises ``LoopNotFinished``: the caller reruns the Python
+    path, which raises the real error)."""
+    flags = cx.namer.fresh("finished")
+    bools = gast.parse("np.bool_", mode="eval").body
+    before = assign(flags, call("np.zeros", load(count), bools), line)
+    mark = assignment([store_item(load(flags), load(index))], const(True))
+    set_line(mark, line)
+    after = expr_stmt(call("rt.check_finished", load(flags)))
+    set_line(after, line)
+    return before, mark, after
 
 
 def _index(s: gast.For, k: str) -> gast.expr:
@@ -174,8 +193,9 @@ def loop(cx: Context, s: gast.For, where: Where, block: Block) -> tuple[list, li
     iteration = ([assign(facts.index, _index(s, k), line)] + plan.opening + values
                  + plan.zeroed + renamed(it.adjoint, plan.renames))
     inner = for_stmt(store(k), call("range", load(chunk), load(trips), load(chunks)), iteration)
+    opening, mark, closing = _finishing(cx, chunks, chunk, line)
     outer = for_stmt(store(chunk), call("rt.prange", load(chunks)),
-                     plan.chunk_open + [inner] + plan.chunk_close)
+                     plan.chunk_open + [inner] + plan.chunk_close + [mark])
     set_line(inner, line)
     set_line(outer, line)
     note = comment(f"adjoint of the parallel loop of line {line}, its iterations in "
@@ -184,7 +204,7 @@ def loop(cx: Context, s: gast.For, where: Where, block: Block) -> tuple[list, li
     set_line(note, line)
     head = [assign(trips, call("len", copy.deepcopy(s.iter)), line),
             assign(chunks, call("rt.chunk_count", load(trips)), line)]
-    rev = pops + rebind + [note] + head + plan.before + [outer] + plan.after
+    rev = pops + rebind + [note] + head + plan.before + [opening, outer, closing] + plan.after
     return fwd + forward, rev
 
 
@@ -237,10 +257,12 @@ def _taped_forward(cx: Context, s: gast.For, it: _Iteration, tapes: dict[str, li
             item = subscript_of(load(name), j) if isinstance(dtypes[name], list) \
                 else load(name)
             stores.append(assignment([store_item(load(tape), load(k))], item))
+    opening, mark, closing = _finishing(cx, trips, k, line)
     node = for_stmt(store(k), call("rt.prange", load(trips)),
-                    [assign(s.target.id, _index(s, k), line)] + it.init + it.whole + stores)
+                    [assign(s.target.id, _index(s, k), line)] + it.init + it.whole + stores
+                    + [mark])
     set_line(node, line)
-    return out + [node]
+    return out + [opening, node, closing]
 
 
 def _no_masks(cx: Context, s: gast.For) -> None:
@@ -267,7 +289,11 @@ def _iteration(cx: Context, s: gast.For, facts: Iterations, block: Block) -> _It
             cx.unwritten, cx.top)
     full_before = set(cx.full_cotangents)
     cx.fwd_init, cx.residuals, cx.residual_kinds, cx.cursors = [], [], [], []
-    cx.stable = cx.stable | facts.reads | facts.writes | {facts.index}
+    # read by name too: what the iteration binds once at its top level (recomputed
+    # before its adjoint runs), so its arrays' cotangents start full there, never
+    # made full inside an inner loop (see :func:`_own_stable`)
+    cx.stable = cx.stable | facts.reads | facts.writes | {facts.index} \
+        | bound_once_in(s.body, cx.norm.node.body)
     cx.unwritten, cx.top = None, None  # values from outside are read by name
     try:
         forward, adjoint = block(cx, s.body, Where())
