@@ -92,7 +92,7 @@ class _Planner:
         own = [getattr(s, f) for f in ("test", "iter") if hasattr(s, f)] \
             if isinstance(s, gast.If | gast.While | gast.For) else [s]
         found = []
-        for node in (n for part in own for n in gast.walk(part)):
+        for node in (n for part in own for n in _evaluated(part)):
             if isinstance(node, gast.Subscript) and isinstance(node.value, gast.Name) \
                     and isinstance(self.kinds.get(node.value.id), ArrayKind):
                 found.extend(self.check(node, axis, index, s)
@@ -112,3 +112,15 @@ class _Planner:
         statement = gast.copy_location(expr_stmt(value), s)
         set_line(statement, line_of(s))
         return statement
+
+
+def _evaluated(node: gast.AST):
+    """The nodes of ``node`` that run: not a call's callee (a method call's receiver,
+    ``x[k].astype`` of ``rt.astype_int(x_item)``, is an operand already)."""
+    yield node
+    for field, value in gast.iter_fields(node):
+        if isinstance(node, gast.Call) and field == "func":
+            continue
+        for child in value if isinstance(value, list) else [value]:
+            if isinstance(child, gast.AST):
+                yield from _evaluated(child)

@@ -1,0 +1,266 @@
+"""Out-of-range indices raise NumPy's IndexError at the user's line, on both paths
+(issue 34, item 1 and "Bounds").
+
+Numba checks no bounds: before the bounds stage, ``signal[5]`` of three items read
+garbage in compiled code and the pullback added a cotangent outside the array.  Each
+program below indexes out of range in one way (a constant, an argument, a write, a 2-d
+index, an index array, an index computed in a loop, a helper's index); every entry point
+that runs the forward (the function itself, gradient, value_and_gradient,
+value_with_pullback, jvp, hvp) raises the same located IndexError on the Python and the
+Numba path.  In range (negative indices too), the gradients are checked against finite
+differences; an index the range analysis proves in range gets no check in the generated
+code.
+"""
+
+import inspect
+
+import numpy as np
+import pytest
+
+import s2s_ad as ad
+from s2s_ad.errors import ArgumentError
+from s2s_ad.testing import check_grads
+
+SIGNAL = np.array([0.3, -1.2, 2.5])
+GRID = np.array([[0.5, -1.0], [2.0, 0.25], [1.5, -0.75]])
+
+
+def _where(f, text: str) -> str:
+    """``file:line:col`` of the first ``text`` in ``f``'s source (1-based column)."""
+    lines, first = inspect.getsourcelines(f)
+    number = next(i for i, line in enumerate(lines) if text in line)
+    return f"{inspect.getsourcefile(f)}:{first + number}:{lines[number].index(text) + 1}"
+
+
+# ---- programs that index out of range ----------------------------------------------------
+def constant_index(signal):
+    return signal[5] * 2.0
+
+
+def index_argument(signal, position):
+    return signal[position] * 2.0
+
+
+def write_out_of_range(signal, position):
+    scratch = signal * 1.5
+    scratch[position] = 0.0
+    return np.sum(scratch * signal)
+
+
+def grid_index(grid, row, col):
+    return grid[row, col] ** 2
+
+
+def gather(signal, picks):
+    return np.sum(signal[picks] ** 2)
+
+
+def strided_sum(signal, stride):
+    total = 0.0
+    for step in range(signal.shape[0]):
+        at = step * stride
+        total += signal[at] * signal[step]
+    return total
+
+
+def lookup(values, at):
+    return values[at] * values[0]
+
+
+def calls_a_helper(signal, position):
+    return lookup(signal, position) + signal[1]
+
+
+#: (function, arguments, where the message points, the message's NumPy part)
+OUT_OF_RANGE = {
+    "constant": (constant_index, (SIGNAL,), (constant_index, "signal[5]"),
+                 "index 5 is out of bounds for axis 0 with size 3"),
+    "argument": (index_argument, (SIGNAL, 100000), (index_argument, "signal[position]"),
+                 "index 100000 is out of bounds for axis 0 with size 3"),
+    "negative argument": (index_argument, (SIGNAL, -4), (index_argument, "signal[position]"),
+                          "index -4 is out of bounds for axis 0 with size 3"),
+    "write": (write_out_of_range, (SIGNAL, 3), (write_out_of_range, "scratch[position]"),
+              "index 3 is out of bounds for axis 0 with size 3"),
+    "2-d": (grid_index, (GRID, 1, 2), (grid_index, "grid[row, col]"),
+            "index 2 is out of bounds for axis 1 with size 2"),
+    "index array": (gather, (SIGNAL, np.array([0, 2, -7])), (gather, "signal[picks]"),
+                    "index -7 is out of bounds for axis 0 with size 3"),
+    "computed in a loop": (strided_sum, (SIGNAL, 2), (strided_sum, "signal[at]"),
+                           "index 4 is out of bounds for axis 0 with size 3"),
+    "in a helper": (calls_a_helper, (SIGNAL, 3), (lookup, "values[at]"),
+                    "index 3 is out of bounds for axis 0 with size 3"),
+}
+
+
+def _tangents(args: tuple) -> tuple:
+    return tuple(np.ones_like(a) if isinstance(a, np.ndarray) and a.dtype.kind == "f"
+                 else None for a in args)
+
+
+ENTRY_POINTS = {
+    "call": lambda df, args: df(*args),
+    "gradient": lambda df, args: ad.gradient(df)(*args),
+    "value_and_gradient": lambda df, args: ad.value_and_gradient(df)(*args),
+    "value_with_pullback": lambda df, args: ad.value_with_pullback(df, *args)[1](1.0),
+    "jvp": lambda df, args: ad.jvp(df, args, _tangents(args)),
+    "hvp": lambda df, args: ad.hvp(df, args, _tangents(args)),
+}
+
+
+@pytest.mark.parametrize("jit", [False, True], ids=["python", "numba"])
+@pytest.mark.parametrize("entry", ENTRY_POINTS)
+@pytest.mark.parametrize("case", OUT_OF_RANGE)
+def test_an_index_out_of_range_raises_at_the_users_line(case, entry, jit):
+    fn, args, (located_in, text), numpy_words = OUT_OF_RANGE[case]
+    df = ad.differentiable(fn, jit=jit)
+    with pytest.raises(IndexError) as raised:
+        ENTRY_POINTS[entry](df, args)
+    expected = f"{_where(located_in, text)}: {numpy_words} (in {located_in.__name__})"
+    assert str(raised.value) == expected
+
+
+def shrinking_view(signal):
+    n = signal.shape[0]
+    total = 0.0
+    for i in range(n):
+        total += signal[i]
+        signal = signal[1:]
+    return total
+
+
+@pytest.mark.parametrize("jit", [False, True], ids=["python", "numba"])
+def test_an_array_rebound_in_the_loop_keeps_its_check(jit):
+    """``signal[i]`` with ``i < n`` where ``n`` was the length before ``signal`` shrank:
+    the analysis must not take the old length for the new one."""
+    with pytest.raises(IndexError, match="index 2 is out of bounds for axis 0 with size 1"):
+        ad.gradient(ad.differentiable(shrinking_view, jit=jit))(SIGNAL)
+
+
+# ---- in range: unchanged gradients -------------------------------------------------------
+@pytest.mark.parametrize("fn, args", [
+    (index_argument, (SIGNAL, -3)),
+    (index_argument, (SIGNAL, 2)),
+    (write_out_of_range, (SIGNAL, -1)),
+    (grid_index, (GRID, -1, -2)),
+    (gather, (SIGNAL, np.array([0, 2, -3, 2]))),
+    (strided_sum, (SIGNAL, -1)),
+    (calls_a_helper, (SIGNAL, -2)),
+], ids=lambda v: getattr(v, "__name__", ""))
+def test_indices_in_range_give_the_gradients_they_did(fn, args):
+    check_grads(fn, *args)
+
+
+@pytest.mark.parametrize("jit", [False, True], ids=["python", "numba"])
+def test_jvp_and_hvp_in_range_match_the_gradient(jit):
+    """``grid[-1, -2] ** 2``: tangent 2 g t at the indexed entry, Hessian 2 there."""
+    df = ad.differentiable(grid_index, jit=jit)
+    direction = np.arange(6.0).reshape(3, 2)
+    value, tangent = ad.jvp(df, (GRID, -1, -2), (direction, None, None))
+    assert value == GRID[2, 0] ** 2 and tangent == 2 * GRID[2, 0] * direction[2, 0]
+    product = ad.hvp(df, (GRID, -1, -2), (direction, None, None))
+    expected = np.zeros_like(GRID)
+    expected[2, 0] = 2.0 * direction[2, 0]
+    np.testing.assert_allclose(product, expected)
+
+
+@pytest.mark.parametrize("jit", [False, True], ids=["python", "numba"])
+def test_a_wrongly_shaped_cotangent_is_refused_before_the_pullback_runs(jit):
+    """The pullback indexes the cotangent of the result like the result: a cotangent of
+    another shape is an ArgumentError, never a read outside it."""
+    def rows(grid, row):
+        return grid[row] * 2.0
+
+    _, pullback = ad.value_with_pullback(ad.differentiable(rows, jit=jit), GRID, 2)
+    with pytest.raises(ArgumentError, match="shaped like its result"):
+        pullback(np.ones(5))
+
+
+# ---- what the range analysis proves: no check in the generated code ----------------------
+def loop_over_the_shape(signal):
+    total = 0.0
+    for i in range(signal.shape[0]):
+        total += signal[i] * signal[i]
+    return total
+
+
+def loop_over_len(signal):
+    total = 0.0
+    n = len(signal)
+    for i in range(n):
+        total += signal[-1 + 1 + i]
+    return total
+
+
+def stencil(signal, lam):
+    energy = 0.0
+    for i in range(1, signal.shape[0] - 1):
+        d2 = signal[i - 1] - 2.0 * signal[i] + signal[i + 1]
+        energy += lam * d2 * d2
+    return energy
+
+
+def grid_loops(grid):
+    total = 0.0
+    for row in range(grid.shape[0]):
+        for col in range(grid.shape[1]):
+            total += grid[row, col] * grid[row, col]
+    return total
+
+
+def table(first, second):
+    n = first.shape[0]
+    m = second.shape[0]
+    costs = np.zeros((n + 1, m + 1))
+    for i in range(1, n + 1):
+        for j in range(1, m + 1):
+            costs[i, j] = costs[i - 1, j - 1] + first[i - 1] * second[j - 1]
+    return costs[n, m]
+
+
+def pairs(points):
+    n = points.shape[0]
+    energy = 0.0
+    for i in range(n):
+        for j in range(i + 1, n):
+            d = points[i] - points[j]
+            energy += d * d
+    for i in range(n - 1, -1, -1):
+        energy += points[i]
+    return energy
+
+
+@pytest.mark.parametrize("fn, args", [
+    (loop_over_the_shape, (SIGNAL,)),
+    (loop_over_len, (SIGNAL,)),
+    (stencil, (SIGNAL, 0.5)),
+    (grid_loops, (GRID,)),
+    (table, (SIGNAL, GRID[:, 0])),
+    (pairs, (SIGNAL,)),
+], ids=lambda v: getattr(v, "__name__", ""))
+def test_indices_proven_in_range_get_no_check(fn, args):
+    assert "check_index" not in ad.source(fn, *args)
+    check_grads(fn, *args)
+
+
+def past_the_end(signal):
+    total = 0.0
+    for i in range(signal.shape[0]):
+        total += signal[i + 1]
+    return total
+
+
+def other_array(signal, weights):
+    total = 0.0
+    for i in range(signal.shape[0]):
+        total += signal[i] * weights[i]
+    return total
+
+
+@pytest.mark.parametrize("fn, args, checked", [
+    (past_the_end, (SIGNAL,), "signal, 0, i_add_1"),
+    (other_array, (SIGNAL, np.ones(3)), "weights, 0, i"),
+], ids=["one past the end", "another array's length"])
+def test_indices_not_proven_keep_their_check(fn, args, checked):
+    source = ad.source(fn, *args)
+    assert source.count(f"rt.check_index({checked}, ") == 3  # primal, forward, fused
+    assert source.count("rt.check_index(") == 3
