@@ -7,6 +7,12 @@ did not compile and ``jit="auto"`` ran it on the Python path.  The rule's forwar
 ``rt.matrix_power`` now, an array on every path.  Every linalg rule is checked here
 with literal options, as users write them: ``ad.explain`` must say that the gradient
 runs with Numba, and the gradient matches finite differences on both paths.
+
+Item 11: NumPy joins pieces of different lengths along the joining axis.
+``np.row_stack`` (``np.vstack`` under its deprecated name, a function of its own in
+NumPy 2) was not known as a stack: its tuple became one array (``np.stack``: "all input
+arrays must have the same shape").  Each stack of pieces of different lengths is
+checked on both paths against finite differences, and its tangent (``ad.jvp``).
 """
 
 from __future__ import annotations
@@ -121,3 +127,49 @@ def test_the_gradient_of_a_linalg_rule_compiles_with_numba(name):
     explained = ad.explain(ad.differentiable(fn), *args)
     assert f"{fn.__name__}_value_and_grad: numba" in str(explained), str(explained)
     check_grads(fn, *args)  # both paths, against finite differences
+
+
+def row_stacked(top, bottom):
+    return np.sum(np.row_stack((top, bottom)) ** 2 * np.arange(1.0, 5.0))
+
+
+def vertically_stacked(top, bottom):
+    return np.sum(np.vstack((top, bottom)) ** 3)
+
+
+def horizontally_stacked(left, right):
+    return np.sum(np.sin(np.hstack((left, right))) * np.arange(9.0).reshape(3, 3))
+
+
+def column_stacked(left, right, column):
+    return np.sum(np.column_stack((left, right, column)) ** 2 * np.arange(4.0))
+
+
+def concatenated_columns(left, right):
+    return np.sum(np.concatenate((left, right), axis=1) ** 3)
+
+
+RAGGED = {
+    "row_stack": (row_stacked, lambda: (RNG.normal(size=(2, 4)), RNG.normal(size=(1, 4)))),
+    "vstack": (vertically_stacked, lambda: (RNG.normal(size=(3, 2)), RNG.normal(size=(1, 2)))),
+    "hstack": (horizontally_stacked,
+               lambda: (RNG.normal(size=(3, 2)), RNG.normal(size=(3, 1)))),
+    "column_stack": (column_stacked, lambda: (RNG.normal(size=(3, 2)), RNG.normal(size=(3, 1)),
+                                              RNG.normal(size=3))),
+    "concatenate": (concatenated_columns,
+                    lambda: (RNG.normal(size=(3, 1)), RNG.normal(size=(3, 3)))),
+}
+
+
+@pytest.mark.filterwarnings("ignore::DeprecationWarning")  # np.row_stack
+@pytest.mark.parametrize("name", list(RAGGED))
+def test_stacks_join_pieces_of_different_lengths(name):
+    fn, make = RAGGED[name]
+    args = make()
+    check_grads(fn, *args, paths=("python", "numba") if name == "row_stack" else ("python",))
+    directions = tuple(RNG.normal(size=np.shape(a)) for a in args)
+    value, tangent = ad.jvp(ad.differentiable(fn, jit=False), args, directions)
+    step = 1e-6
+    ahead = fn(*(a + step * d for a, d in zip(args, directions, strict=True)))
+    behind = fn(*(a - step * d for a, d in zip(args, directions, strict=True)))
+    np.testing.assert_allclose(tangent, (ahead - behind) / (2 * step), rtol=1e-6)
