@@ -46,15 +46,14 @@ from s2s_ad.compiler.syntax.builders import (
 from s2s_ad.compiler.syntax.names import Namer
 from s2s_ad.errors import Location, NonDifferentiableError
 from s2s_ad.kinds import NUMERIC, ArrayKind, Kind, StructKind, carries_derivative
+from s2s_ad.rules.stack_rules import STACKS
 
-SEQUENCE_TAKERS = (np.array, np.asarray, np.concatenate, np.stack, np.vstack, np.hstack,
-                   np.column_stack, np.einsum)
+SEQUENCE_TAKERS = (np.array, np.asarray, np.concatenate, np.stack, *STACKS, np.einsum)
 SHAPE_TAKERS = (np.zeros, np.ones, np.empty, np.full)  # np.zeros(()): a 0-d array
 
 
 # functions whose operands (the items of their sequence argument) NumPy converts to arrays
-OPERAND_TAKERS = (np.concatenate, np.stack, np.vstack, np.hstack, np.column_stack, np.array,
-                  np.asarray)
+OPERAND_TAKERS = (np.concatenate, np.stack, *STACKS, np.array, np.asarray)
 
 Locate = Callable[[gast.AST], Location]
 

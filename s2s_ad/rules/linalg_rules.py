@@ -220,7 +220,8 @@ primitive(np.linalg.slogdet, ("a",), {"a": "rt.slogdet_vjp(g, a)"}, kind=_slogde
 primitive(np.linalg.pinv, ("a",), {"a": "rt.pinv_vjp(g, a, z)"}, kind=same,
           variant=_stack_checked("pinv", stacks=False))
 primitive(np.linalg.matrix_power, ("a", "n"), {"a": "rt.matrix_power_vjp(g, a, n)"},
-          kind=same, variant=_stack_checked("matrix_power", stacks=False))
+          kind=same, forward="rt.matrix_power(a, n)",
+          variant=_stack_checked("matrix_power", stacks=False))
 
 
 # ---- matrix norms (np.linalg.norm of a 2-D array, no axis: reduction_rules asks here) --------

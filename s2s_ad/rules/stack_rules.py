@@ -66,6 +66,11 @@ class Join:
         return len(ndims) == 1 and min(ndims) >= 1
 
 
+#: The stacks NumPy defines by concatenate (``np.row_stack``, where NumPy still has
+#: it, is ``np.vstack`` under its deprecated name, a function of its own since 2.0).
+STACKS = (np.vstack, np.hstack, np.column_stack) + (
+    (np.row_stack,) if hasattr(np, "row_stack") else ())
+
 VSTACK = Join("vstack", 2)
 HSTACK = Join("hstack", 1)
 COLUMN_STACK = Join("column_stack", 2, column=True)

@@ -34,13 +34,14 @@ import numpy as np
 from .. import runtime
 from .registry import BY_REVERSE_PASS, Rule
 from .runtime_rules import JOINTLY_LINEAR_HELPERS, LINEAR_HELPERS
+from .stack_rules import STACKS
 
 #: Functions linear in each of their (differentiable) operands: the tangent of
 #: ``f(a, b)`` is ``f(t_a, b) + f(a, t_b)``.
 LINEAR = {
     np.sum, np.mean, np.cumsum, np.reshape, np.ravel, np.transpose, np.copy, np.concatenate,
-    np.stack, np.take, np.array, np.dot, np.matmul, np.outer, np.einsum, np.vstack, np.hstack,
-    np.column_stack, np.dstack, np.atleast_1d, np.atleast_2d, np.atleast_3d, np.float64,
+    np.stack, np.take, np.array, np.dot, np.matmul, np.outer, np.einsum, *STACKS,
+    np.dstack, np.atleast_1d, np.atleast_2d, np.atleast_3d, np.float64,
     runtime.astype_float, runtime.merge_leading, runtime.list_array, builtins.float,
     builtins.sum, math.fsum,
 }

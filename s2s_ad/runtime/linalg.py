@@ -1,4 +1,5 @@
-"""``np.linalg.det``, ``inv`` and ``solve`` of stacks of matrices, and their VJPs.
+"""``np.linalg.det``, ``inv`` and ``solve`` of stacks of matrices, and their VJPs;
+``matrix_power`` of a matrix (compiled: Numba's returns an optional array).
 
 NumPy computes these over leading (stack) dimensions: ``det`` of a
 ``(k, n, n)`` array is ``(k,)``; ``solve(A, b)`` treats ``b`` as one vector
@@ -30,7 +31,8 @@ from numba.extending import register_jitable
 from .axes import numba_impl
 from .broadcasting import unbroadcast_to_shape
 
-__all__ = ["det", "det_vjp", "inv", "inv_vjp", "solve", "solve_vjp_a", "solve_vjp_b"]
+__all__ = ["det", "det_vjp", "inv", "inv_vjp", "matrix_power", "solve", "solve_vjp_a",
+           "solve_vjp_b"]
 
 
 def _t(a):
@@ -56,6 +58,49 @@ def inv(A):
 def inv_vjp(g, z):
     """The cotangent of ``A`` from that of ``z = inv(A)``."""
     return -(_t(z) @ g @ _t(z))
+
+
+def matrix_power(a, n):
+    """``np.linalg.matrix_power(a, n)`` of a matrix.
+
+    Numba's own returns an optional array (its code for ``n < 4`` may fall off its
+    end), which no function taking an array accepts; this one returns an array on
+    every path."""
+    return np.linalg.matrix_power(a, n)
+
+
+@numba_impl(matrix_power)
+def _ol_matrix_power(a, n):
+    def impl(a, n):
+        size = a.shape[0]
+        if a.shape[1] != size:
+            raise ValueError("matrix_power: the matrix must be square")
+        if n == 0:
+            return np.eye(size, dtype=a.dtype)
+        if n > 0:
+            return _powered(np.ascontiguousarray(a), n)
+        return _powered(np.ascontiguousarray(np.linalg.inv(a)), -n)
+
+    return impl
+
+
+@register_jitable
+def _powered(base, m):
+    """``base`` to the power ``m >= 1``, multiplied in NumPy's order."""
+    if m <= 3:
+        out = base.copy()
+        for _ in range(m - 1):
+            out = np.dot(out, base)
+        return out
+    out, square, first = base.copy(), base.copy(), True
+    while m > 0:  # binary powering: square takes base^(2^k) for bit k of m
+        if m & 1:
+            out = square.copy() if first else np.dot(out, square)
+            first = False
+        m >>= 1
+        if m > 0:
+            square = np.dot(square, square)
+    return out
 
 
 def solve(A, b):
