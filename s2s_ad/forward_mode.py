@@ -283,6 +283,7 @@ def jacobian(f: Callable, wrt: Sequence[str] | str | None = None,
                     blocks = _driven_columns(df, bound, defaulted)
                 if blocks is None:
                     blocks = _columns(df, t, bound, value)
+            blocks = _in_dtype(blocks, value, bound, positions)
         return blocks[0] if len(blocks) == 1 else tuple(blocks)
 
     return jacobian_of
@@ -324,7 +325,26 @@ def _driven_columns(df: DifferentiableFunction, args: tuple, defaulted: frozense
         size = int(np.size(args[p]))
         blocks.append(out[:, start:start + size].reshape(shape + np.shape(args[p])))
         start += size
-    return blocks
+    return _in_dtype(blocks, value, args, t.wrt_positions)
+
+
+def _in_dtype(blocks: list[np.ndarray], value: Any, args: tuple, positions: list[int]
+              ) -> list[np.ndarray]:
+    """Each block in the precision of its result and argument, as JAX keeps it: float32
+    entries of float32 functions of float32 arguments.  (Numba returns a float32 number
+    as a Python float: a number result's precision is then that of the arguments.)
+
+    >>> [b.dtype for b in _in_dtype([np.zeros(2)], 1.0, (np.zeros(2, np.float32),), [0])]
+    [dtype('float32')]
+    """
+    if isinstance(value, np.ndarray | np.floating):
+        out = value.dtype
+    else:
+        out = np.result_type(*[np.asarray(args[p]).dtype for p in positions])
+    if out.kind != "f":
+        return blocks
+    return [block.astype(np.result_type(out, np.asarray(args[p]).dtype), copy=False)
+            for block, p in zip(blocks, positions, strict=True)]
 
 
 def _current_values(hit: tuple | None) -> tuple | None:

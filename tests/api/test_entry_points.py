@@ -237,3 +237,21 @@ def test_float32_arguments_keep_float32(entry, shaped, jit):
     wide = ENTRY_POINTS[entry](ad.differentiable(fn, jit=jit),
                                (np.asarray(charges, np.float64),))
     np.testing.assert_allclose(result, wide, rtol=1e-6)
+
+
+def field_of(charges, power=3):
+    return charges ** power * 2.0
+
+
+@PATHS
+@pytest.mark.parametrize("entry", ["jacobian_forward", "jacobian_reverse"])
+@pytest.mark.parametrize("fn", [energy, energy_of_one, field_of])
+def test_float32_jacobians_keep_float32(entry, fn, jit):
+    f = ad.differentiable(fn, jit=jit)
+    charges = np.array([1.0, 2.0], np.float32) if fn is not energy_of_one else np.float32(2.0)
+    for _ in range(3):  # the first call, the second (the compiled column driver) and later
+        jac = ENTRY_POINTS[entry](f, (charges,))
+        assert np.asarray(jac).dtype == np.float32
+    wide = ENTRY_POINTS[entry](ad.differentiable(fn, jit=jit),
+                               (np.asarray(charges, np.float64),))
+    np.testing.assert_allclose(jac, wide, rtol=1e-6)
