@@ -162,6 +162,7 @@ LINEAR_IN = {
     runtime.partition_vjp: (("g", "x", "z", "axis"), ("g",), _float_array_of(1)),
     runtime.masked: (("x", "mask"), ("x",), _gathered),
     runtime.zero_d_item: (("x",), ("x",), _a_number),
+    runtime.number_as_float: (("x",), ("x",), _a_number),  # a number as a Python float
     runtime.filled: (("shape", "x"), ("x",), _shaped_by(0)),
     runtime.sum_items: (("t",), ("t",), _largest),
     # the cotangents of the builtins sum, max and min of a tuple: g in every item, or at

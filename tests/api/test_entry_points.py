@@ -255,3 +255,15 @@ def test_float32_jacobians_keep_float32(entry, fn, jit):
     wide = ENTRY_POINTS[entry](ad.differentiable(fn, jit=jit),
                                (np.asarray(charges, np.float64),))
     np.testing.assert_allclose(jac, wide, rtol=1e-6)
+
+
+def summed_energy_of_one(charge):
+    return np.sum(charge ** 4)  # a float32 number through np.sum: rt.number_as_float
+
+
+@PATHS
+@pytest.mark.parametrize("entry", ["hvp", "hessian"])
+def test_second_derivatives_of_a_float32_number_through_a_reduction(entry, jit):
+    f = ad.differentiable(summed_energy_of_one, jit=jit)
+    result = ENTRY_POINTS[entry](f, (np.float32(2.0),))
+    assert float(result) == 48.0  # d2/dq2 q^4 = 12 q^2, at q = 2

@@ -122,6 +122,7 @@ CASES = {
     "masked": [(lambda x: rt.masked(x * x, np.array([[True, False, True], [False, True, True]])),
                 (grid,))],
     "zero_d_item": [(lambda x: rt.zero_d_item(x * x), (np.array(1.3),))],
+    "number_as_float": [(lambda x: rt.number_as_float(x * x), (1.3,))],
     "filled": [(lambda x: rt.filled((2, 3), x * x), (1.3,))],
     "sum_items": [(lambda a, b: rt.sum_items((a * a, b * b)), (row, grid))],
     "cotangent_list": [(_added_then_popped, (row,))],
