@@ -12,17 +12,32 @@ into the same arrays or into cotangents of their shapes.  s2s_ad's own gradient
 code (read again for second derivatives) already carries the checks of the
 forward it came from, and gets none more.
 
-Before::
+Before and after (``x[i]`` is in range; ``x[k]`` may not be):
 
-    for i in range(x.shape[0]):
-        s = s + x[i] * x[k]
-
-after (``x[i]`` is in range; ``x[k]`` may not be)::
-
-    for i in range(x_shape_0):
-        x_item = x[i]
-        rt.check_index(x, 0, k, 'model.py:8:24', 'f')
-        x_item_1 = x[k]
+>>> import gast
+>>> from types import SimpleNamespace
+>>> from s2s_ad.compiler.syntax.annotations import set_callee
+>>> from s2s_ad.kinds import ArrayKind
+>>> fdef = gast.parse('''
+... def f(x, k):
+...     n = len(x)
+...     for i in range(n):
+...         a = x[i]
+...         b = x[k]
+...     return b''').body[0]
+>>> set_callee(fdef.body[0].value, len)
+>>> set_callee(fdef.body[1].iter, range)
+>>> parsed = SimpleNamespace(name="f", filename="model.py", node=fdef, generated=False)
+>>> kinds = {"x": ArrayKind(1), "k": "int", "n": "int", "i": "int"}
+>>> insert_checks(fdef, planned_checks(SimpleNamespace(parsed=parsed, node=fdef), kinds))
+>>> print(gast.unparse(fdef).strip())
+def f(x, k):
+    n = len(x)
+    for i in range(n):
+        a = x[i]
+        rt.check_index(x, 0, k, 'model.py:6:13', 'f')
+        b = x[k]
+    return b
 """
 
 from __future__ import annotations
