@@ -6,7 +6,7 @@ garbage in compiled code and the pullback added a cotangent outside the array.  
 program below indexes out of range in one way (a constant, an argument, a write, a 2-d
 index, an index array, an index computed in a loop, a helper's index); every entry point
 that runs the forward (the function itself, gradient, value_and_gradient,
-value_with_pullback, jvp, hvp) raises the same located IndexError on the Python and the
+value_with_pullback, jvp, hvp, jacobian in forward mode, hessian) raises the same located IndexError on the Python and the
 Numba path.  In range (negative indices too), the gradients are checked against finite
 differences; an index the range analysis proves in range gets no check in the generated
 code.
@@ -104,6 +104,9 @@ ENTRY_POINTS = {
     "value_with_pullback": lambda df, args: ad.value_with_pullback(df, *args)[1](1.0),
     "jvp": lambda df, args: ad.jvp(df, args, _tangents(args)),
     "hvp": lambda df, args: ad.hvp(df, args, _tangents(args)),
+    "jacobian (forward mode, several directions)":
+        lambda df, args: ad.jacobian(df, mode="forward")(*args),
+    "hessian": lambda df, args: ad.hessian(df)(*args),
 }
 
 
