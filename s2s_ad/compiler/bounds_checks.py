@@ -47,7 +47,7 @@ import copy
 import gast
 
 from s2s_ad import runtime
-from s2s_ad.compiler.index_ranges import IndexRanges, integer_parts
+from s2s_ad.compiler.index_ranges import IndexRanges, bound_names, integer_parts
 from s2s_ad.compiler.syntax.annotations import line_of, set_callee, set_line
 from s2s_ad.compiler.syntax.builders import call, const, expr_stmt, load
 from s2s_ad.errors import Location
@@ -85,35 +85,46 @@ def insert_checks(fdef: gast.FunctionDef, planned: dict[int, list[gast.stmt]]) -
 
 
 class _Planner:
+    """Plans the checks, in the order the statements run: a check already made for the
+    same array, axis and index (neither bound again since, on every path here) is
+    not made again (``x[k] += v`` reads and writes ``x[k]``: one check)."""
+
     def __init__(self, parsed, ranges: IndexRanges, kinds: dict[str, Kind]):
         self.parsed, self.ranges, self.kinds = parsed, ranges, kinds
         self.planned: dict[int, list[gast.stmt]] = {}
 
-    def block(self, stmts: list[gast.stmt]) -> None:
+    def block(self, stmts: list[gast.stmt], made: frozenset = frozenset()) -> None:
+        """Plan ``stmts``, where the checks ``made`` (``(array, axis, index)`` keys) ran
+        before."""
         for s in stmts:
             if isinstance(s, gast.FunctionDef):
                 continue
+            found, made = self.checks(s, made)
+            if found:
+                self.planned[id(s)] = found
+            bound = bound_names([s])
+            made = frozenset(key for key in made if not _names_of(key) & bound)
             for field in _BLOCKS:
                 part = getattr(s, field, None)
                 if isinstance(part, list) and part and isinstance(part[0], gast.stmt):
-                    self.block(part)
-            found = self.checks(s)
-            if found:
-                self.planned[id(s)] = found
+                    self.block(part, made)
 
-    def checks(self, s: gast.stmt) -> list[gast.stmt]:
+    def checks(self, s: gast.stmt, made: frozenset) -> tuple[list[gast.stmt], frozenset]:
         """The checks of the indices ``s`` itself uses (a compound statement's test or
-        range, not its body)."""
+        range, not its body) not ``made`` before, and the checks made after them."""
         own = [getattr(s, f) for f in ("test", "iter") if hasattr(s, f)] \
             if isinstance(s, gast.If | gast.While | gast.For) else [s]
         found = []
         for node in (n for part in own for n in _evaluated(part)):
-            if isinstance(node, gast.Subscript) and isinstance(node.value, gast.Name) \
-                    and isinstance(self.kinds.get(node.value.id), ArrayKind):
-                found.extend(self.check(node, axis, index, s)
-                             for axis, index in integer_parts(node, self.kinds)
-                             if not self.ranges.in_range(node, axis))
-        return found
+            if not (isinstance(node, gast.Subscript) and isinstance(node.value, gast.Name)
+                    and isinstance(self.kinds.get(node.value.id), ArrayKind)):
+                continue
+            for axis, index in integer_parts(node, self.kinds):
+                key = (node.value.id, axis, _atom_key(index))
+                if key not in made and not self.ranges.in_range(node, axis):
+                    found.append(self.check(node, axis, index, s))
+                    made = made | {key}
+        return found, made
 
     def check(self, node: gast.Subscript, axis: int, index: gast.expr,
               s: gast.stmt) -> gast.stmt:
@@ -139,3 +150,14 @@ def _evaluated(node: gast.AST):
         for child in value if isinstance(value, list) else [value]:
             if isinstance(child, gast.AST):
                 yield from _evaluated(child)
+
+
+def _atom_key(index: gast.expr) -> tuple:
+    """An index atom as a key: a name, or a constant."""
+    return ("name", index.id) if isinstance(index, gast.Name) else ("constant", index.value)
+
+
+def _names_of(key: tuple) -> set[str]:
+    """The names a check's key reads (bound again, the check is stale)."""
+    array, _, (what, value) = key
+    return {array, value} if what == "name" else {array}

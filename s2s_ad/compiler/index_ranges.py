@@ -138,10 +138,10 @@ class IndexRanges:
             if fact is not None:
                 facts[name] = fact
             return facts
-        return _forget(facts, _bound_names([s]))
+        return _forget(facts, bound_names([s]))
 
     def _compound(self, s: gast.stmt, facts: dict[str, Fact]) -> dict[str, Fact]:
-        bound = _bound_names([s])
+        bound = bound_names([s])
         inside = _forget(facts, bound)
         if isinstance(s, gast.For) and isinstance(s.target, gast.Name):
             loop = self._loop_range(s.iter, facts)
@@ -353,7 +353,7 @@ def _forget(facts: dict[str, Fact], names: set[str]) -> dict[str, Fact]:
     return {n: f for n, f in facts.items() if n not in names and not _mentions(f) & names}
 
 
-def _bound_names(stmts: list[gast.stmt]) -> set[str]:
+def bound_names(stmts: list[gast.stmt]) -> set[str]:
     """Every name bound anywhere in ``stmts`` (nested blocks included)."""
     return {n.id for s in stmts for n in gast.walk(s)
             if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store | gast.Del)} | \

@@ -4,12 +4,12 @@
 Numba checks no bounds: before the bounds stage, ``signal[5]`` of three items read
 garbage in compiled code and the pullback added a cotangent outside the array.  Each
 program below indexes out of range in one way (a constant, an argument, a write, a 2-d
-index, an index array, an index computed in a loop, a helper's index); every entry point
-that runs the forward (the function itself, gradient, value_and_gradient,
-value_with_pullback, jvp, hvp, jacobian in forward mode, hessian) raises the same located IndexError on the Python and the
-Numba path.  In range (negative indices too), the gradients are checked against finite
-differences; an index the range analysis proves in range gets no check in the generated
-code.
+index, an index array, an index computed in a loop, a helper's index); every entry
+point that runs the forward (the function itself, gradient, value_and_gradient,
+value_with_pullback, jvp, hvp, jacobian in forward mode, hessian) raises the same
+located IndexError on the Python and the Numba path.  In range (negative indices too),
+the gradients are checked against finite differences; an index the range analysis
+proves in range gets no check in the generated code.
 """
 
 import inspect
