@@ -16,6 +16,7 @@ Before and after (``x[i]`` is in range; ``x[k]`` may not be):
 
 >>> import gast
 >>> from types import SimpleNamespace
+>>> from s2s_ad.compiler.ir import ParsedFunction
 >>> from s2s_ad.compiler.syntax.annotations import set_callee
 >>> from s2s_ad.kinds import ArrayKind
 >>> fdef = gast.parse('''
@@ -27,7 +28,7 @@ Before and after (``x[i]`` is in range; ``x[k]`` may not be):
 ...     return b''').body[0]
 >>> set_callee(fdef.body[0].value, len)
 >>> set_callee(fdef.body[1].iter, range)
->>> parsed = SimpleNamespace(name="f", filename="model.py", node=fdef, generated=False)
+>>> parsed = ParsedFunction(name="f", node=fdef, filename="model.py", namespace={}, key=None)
 >>> kinds = {"x": ArrayKind(1), "k": "int", "n": "int", "i": "int"}
 >>> insert_checks(fdef, planned_checks(SimpleNamespace(parsed=parsed, node=fdef), kinds))
 >>> print(gast.unparse(fdef).strip())
@@ -133,7 +134,7 @@ class _Planner:
                             getattr(where, "lineno", None) or line_of(s, self.parsed.node.lineno),
                             (getattr(where, "col_offset", None) or 0) + 1)
         value = call("rt.check_index", load(node.value.id), const(axis), copy.copy(index),
-                     const(str(location)), const(self.parsed.name))
+                     const(str(location)), const(user_function_name(self.parsed)))
         set_callee(value, runtime.check_index)
         statement = gast.copy_location(expr_stmt(value), s)
         set_line(statement, line_of(s))
@@ -150,6 +151,18 @@ def _evaluated(node: gast.AST):
         for child in value if isinstance(value, list) else [value]:
             if isinstance(child, gast.AST):
                 yield from _evaluated(child)
+
+
+def user_function_name(parsed) -> str:
+    """The name the user gave the function ``parsed`` is written in: its qualified name
+    (``Model.loss``, ``outer.inner``, ``<lambda>``), for the parts s2s_ad makes of a
+    function (a local function lifted out, a custom derivative split in two) the
+    user's function they come from."""
+    key = parsed.key
+    while isinstance(key, tuple):
+        key = key[0]
+    qualname = getattr(key, "co_qualname", None)
+    return qualname.replace("<locals>.", "") if qualname else parsed.name
 
 
 def _atom_key(index: gast.expr) -> tuple:

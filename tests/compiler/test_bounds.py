@@ -139,6 +139,35 @@ def test_an_array_rebound_in_the_loop_keeps_its_check(jit):
         ad.gradient(ad.differentiable(shrinking_view, jit=jit))(SIGNAL)
 
 
+def doubled_entry(values, at):
+    return values[at] * 2.0
+
+
+@ad.derivative(of=doubled_entry, wrt=("values",))
+def doubled_entry_vjp(values, at):
+    def back(g):
+        d_values = np.zeros_like(values)
+        d_values[at + 1] = 2.0 * g  # (wrong on purpose: one past the entry read)
+        return d_values
+    return values[at] * 2.0, back
+
+
+def uses_a_custom_derivative(signal, position):
+    return doubled_entry(signal, position) + signal[0]
+
+
+@pytest.mark.parametrize("jit", [False, True], ids=["python", "numba"])
+def test_a_custom_pullback_indexing_out_of_range_raises_at_its_line(jit):
+    """The pullback a custom derivative returns is the user's code: its indices are
+    checked, and the message names the derivative, not the parts s2s_ad splits it in."""
+    gradient = ad.gradient(ad.differentiable(uses_a_custom_derivative, jit=jit))
+    np.testing.assert_allclose(gradient(SIGNAL, 1), [1.0, 0.0, 2.0])
+    with pytest.raises(IndexError) as raised:
+        gradient(SIGNAL, 2)
+    assert str(raised.value) == (f"{_where(doubled_entry_vjp, 'd_values[at + 1]')}: index 3 "
+                                 "is out of bounds for axis 0 with size 3 (in doubled_entry_vjp)")
+
+
 # ---- in range: unchanged gradients -------------------------------------------------------
 @pytest.mark.parametrize("fn, args", [
     (index_argument, (SIGNAL, -3)),
