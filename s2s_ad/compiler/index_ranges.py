@@ -138,10 +138,10 @@ class IndexRanges:
             if fact is not None:
                 facts[name] = fact
             return facts
-        return _forget(facts, _bound_names([s]))
+        return _forget(facts, bound_names([s]))
 
     def _compound(self, s: gast.stmt, facts: dict[str, Fact]) -> dict[str, Fact]:
-        bound = _bound_names([s])
+        bound = bound_names([s])
         inside = _forget(facts, bound)
         if isinstance(s, gast.For) and isinstance(s.target, gast.Name):
             loop = self._loop_range(s.iter, facts)
@@ -267,7 +267,8 @@ class IndexRanges:
 def integer_parts(node: gast.Subscript, kinds: dict[str, Kind]) -> list[tuple[int, gast.expr]]:
     """(axis, part) of each int or int-array part of the index of ``node`` (an array
     read or written); after ``...`` axes count from the end (-1: the last).  Boolean
-    parts are left out, and an index whose axes cannot be told has none."""
+    parts are left out, and an index whose axes cannot be told has none, as has a part
+    past the array's last axis."""
     parts = node.slice.elts if isinstance(node.slice, gast.Tuple) else [node.slice]
     ndim = getattr(kinds.get(node.value.id), "ndim", None)
     found, axis, ellipsis_at = [], 0, None
@@ -290,7 +291,8 @@ def integer_parts(node: gast.Subscript, kinds: dict[str, Kind]) -> list[tuple[in
             axis -= step
             if step and _integer(part, kinds):
                 found.append((axis if ndim is None else axis + ndim, part))
-    return found
+    # more parts than axes: NumPy and Numba refuse the index itself
+    return [(a, p) for a, p in found if ndim is None or -ndim <= a < ndim]
 
 
 def _axes_taken(part: gast.expr, kinds: dict[str, Kind]) -> int | None:
@@ -351,7 +353,7 @@ def _forget(facts: dict[str, Fact], names: set[str]) -> dict[str, Fact]:
     return {n: f for n, f in facts.items() if n not in names and not _mentions(f) & names}
 
 
-def _bound_names(stmts: list[gast.stmt]) -> set[str]:
+def bound_names(stmts: list[gast.stmt]) -> set[str]:
     """Every name bound anywhere in ``stmts`` (nested blocks included)."""
     return {n.id for s in stmts for n in gast.walk(s)
             if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store | gast.Del)} | \

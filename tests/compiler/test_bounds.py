@@ -4,12 +4,12 @@
 Numba checks no bounds: before the bounds stage, ``signal[5]`` of three items read
 garbage in compiled code and the pullback added a cotangent outside the array.  Each
 program below indexes out of range in one way (a constant, an argument, a write, a 2-d
-index, an index array, an index computed in a loop, a helper's index); every entry point
-that runs the forward (the function itself, gradient, value_and_gradient,
-value_with_pullback, jvp, hvp) raises the same located IndexError on the Python and the
-Numba path.  In range (negative indices too), the gradients are checked against finite
-differences; an index the range analysis proves in range gets no check in the generated
-code.
+index, an index array, an index computed in a loop, a helper's index); every entry
+point that runs the forward (the function itself, gradient, value_and_gradient,
+value_with_pullback, jvp, hvp, jacobian in forward mode, hessian) raises the same
+located IndexError on the Python and the Numba path.  In range (negative indices too),
+the gradients are checked against finite differences; an index the range analysis
+proves in range gets no check in the generated code.
 """
 
 import inspect
@@ -104,6 +104,9 @@ ENTRY_POINTS = {
     "value_with_pullback": lambda df, args: ad.value_with_pullback(df, *args)[1](1.0),
     "jvp": lambda df, args: ad.jvp(df, args, _tangents(args)),
     "hvp": lambda df, args: ad.hvp(df, args, _tangents(args)),
+    "jacobian (forward mode, several directions)":
+        lambda df, args: ad.jacobian(df, mode="forward")(*args),
+    "hessian": lambda df, args: ad.hessian(df)(*args),
 }
 
 
@@ -134,6 +137,35 @@ def test_an_array_rebound_in_the_loop_keeps_its_check(jit):
     the analysis must not take the old length for the new one."""
     with pytest.raises(IndexError, match="index 2 is out of bounds for axis 0 with size 1"):
         ad.gradient(ad.differentiable(shrinking_view, jit=jit))(SIGNAL)
+
+
+def doubled_entry(values, at):
+    return values[at] * 2.0
+
+
+@ad.derivative(of=doubled_entry, wrt=("values",))
+def doubled_entry_vjp(values, at):
+    def back(g):
+        d_values = np.zeros_like(values)
+        d_values[at + 1] = 2.0 * g  # (wrong on purpose: one past the entry read)
+        return d_values
+    return values[at] * 2.0, back
+
+
+def uses_a_custom_derivative(signal, position):
+    return doubled_entry(signal, position) + signal[0]
+
+
+@pytest.mark.parametrize("jit", [False, True], ids=["python", "numba"])
+def test_a_custom_pullback_indexing_out_of_range_raises_at_its_line(jit):
+    """The pullback a custom derivative returns is the user's code: its indices are
+    checked, and the message names the derivative, not the parts s2s_ad splits it in."""
+    gradient = ad.gradient(ad.differentiable(uses_a_custom_derivative, jit=jit))
+    np.testing.assert_allclose(gradient(SIGNAL, 1), [1.0, 0.0, 2.0])
+    with pytest.raises(IndexError) as raised:
+        gradient(SIGNAL, 2)
+    assert str(raised.value) == (f"{_where(doubled_entry_vjp, 'd_values[at + 1]')}: index 3 "
+                                 "is out of bounds for axis 0 with size 3 (in doubled_entry_vjp)")
 
 
 # ---- in range: unchanged gradients -------------------------------------------------------
