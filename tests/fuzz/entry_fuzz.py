@@ -14,7 +14,8 @@ must raise ``IndexError`` naming the program's file; an aliased argument that th
 function writes must be refused; a refusal must be located in the program's file (an
 ``ArgumentError`` names the argument). Outcomes: pass, refused, skip (the program
 itself fails at its point), WRONG, CRASH and UNLOCATED (a refusal or an IndexError that
-does not name the user's file).
+does not name the user's file); jit-refused: Numba cannot compile the generated code
+(``JitError``, as the other fuzzers count it).
 """
 
 from __future__ import annotations
@@ -38,7 +39,7 @@ from oracle import Unreliable, choose_point, instrumented_module  # noqa: E402
 from programs import load_source, program_from_seed, unload  # noqa: E402
 
 import s2s_ad as ad  # noqa: E402
-from s2s_ad.errors import ArgumentError, NonDifferentiableError  # noqa: E402
+from s2s_ad.errors import ArgumentError, JitError, NonDifferentiableError  # noqa: E402
 from s2s_ad.testing.differences import extrapolated_difference, relative_step  # noqa: E402
 
 MODES = ("jvp", "jacfwd", "jacrev", "hvp", "hessian", "gradgrad")
@@ -233,6 +234,8 @@ def outcome_of_exception(exc: BaseException, checker: Checker) -> tuple[str, str
         return "refused", text.splitlines()[0]
     if isinstance(exc, ArgumentError):
         return "refused", text.splitlines()[0]
+    if isinstance(exc, JitError):  # Numba cannot compile it (jit=True): the other fuzzers'
+        return "jit-refused", text.splitlines()[0]  # JIT_REFUSED
     return "CRASH", text + "\n" + "".join(traceback.format_tb(exc.__traceback__)[-4:])
 
 
@@ -252,7 +255,7 @@ def check_case(case, module, mode: str, jit: bool, seed: int) -> tuple[str, str]
             return outcome_of_exception(exc, checker)
         said = str(exc) + " ".join(getattr(exc, "__notes__", []))
         return ("pass", "") if checker.path in said else ("UNLOCATED", f"IndexError: {said}")
-    except (NonDifferentiableError, ArgumentError) as exc:
+    except (NonDifferentiableError, ArgumentError, JitError) as exc:
         return outcome_of_exception(exc, checker)
     except Exception as exc:  # noqa: BLE001 -- every other error is a crash
         return outcome_of_exception(exc, checker)
@@ -298,7 +301,8 @@ def check_float32(case, module, mode: str, jit: bool, seed: int) -> tuple[str, s
         got32 = checker.run(mode, copies(single), v32)
     except Exception as exc:  # noqa: BLE001
         return outcome_of_exception(exc, checker)
-    value32 = checker.wrapper(*copies(single))
+    # the precision s2s_ad's own value has (a list of float32 numbers is a float64 array)
+    value32 = ad.differentiable(checker.wrapper, jit=jit)(*copies(single))
     derivative = got32[1] if mode in ("jvp", "gradgrad") else got32
     want32 = mode in ("hvp", "hessian", "gradgrad") or np.asarray(value32).dtype == np.float32
     for leaf in leaves(derivative):
