@@ -198,6 +198,8 @@ JOINTLY_LINEAR_IN = {
     runtime.list_add_at: (("cotangent", "position", "g", "zero"), ("cotangent", "g", "zero"),
                           same),
     runtime.list_add_rows: (("cotangent", "g", "zero"), ("cotangent", "g", "zero"), same),
+    runtime.list_add_pieces: (("cotangent", "g", "extents", "axis", "zero"),
+                              ("cotangent", "g", "zero"), same),
     # the cotangent of a tuple: v added into item i, or item by item
     runtime.add_at: (("t", "i", "v"), ("t", "v"), same),
     runtime.plus: (("x", "v"), ("x", "v"), same),
@@ -264,11 +266,15 @@ FLAT = {runtime.sign: (("x",), joined), runtime.heaviside: (("x", "at_zero"), jo
         runtime.range_length: (("start", "stop", "step"), lambda kinds, operands: "int"),
         # a new, empty list for the cotangents of a list's items (forward mode gives the
         # tangent a list of its own, which the helpers above fill in step)
-        runtime.cotangent_list: (("like",), lambda kinds, operands: ListKind(kinds[0]))}
+        runtime.cotangent_list: (("like",), lambda kinds, operands: ListKind(kinds[0])),
+        # the lengths of a list's items along a join's axis (ints: no tangent)
+        runtime.list_extents: (("items", "axis"),
+                               lambda kinds, operands: ArrayKind(1, floating=False))}
 
 #: the list helpers of ``JOINTLY_LINEAR_IN`` that also change their first operand (a list)
 #: in place: called for that effect alone, their tangent is the same call on the tangents
-CHANGES_FIRST = (runtime.list_pop, runtime.list_add_at, runtime.list_add_rows)
+CHANGES_FIRST = (runtime.list_pop, runtime.list_add_at, runtime.list_add_rows,
+                 runtime.list_add_pieces)
 
 #: helper -> (parameters, the operand it adds into its first one, in place): linear in
 #: the two together (forward mode: ``compiler/tangent_in_place.py``)
