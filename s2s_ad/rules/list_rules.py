@@ -35,15 +35,6 @@ def _as_array(kinds: list, operands: list) -> Kind | None:
     return ArrayKind(1, element not in ("int", "bool"), element == "bool")
 
 
-def _merged(kinds: list, operands: list) -> Kind:
-    a = kinds[0]
-    if isinstance(a, ArrayKind) and a.ndim is None:
-        return a
-    if not isinstance(a, ArrayKind) or a.ndim < 2:
-        raise ValueError("np.concatenate of a list needs items that are arrays")
-    return ArrayKind(a.ndim - 1, a.floating, a.boolean)
-
-
 def _joined(rank: int, name: str):
     """The kind of ``name`` of a list: items promoted to ``rank`` dimensions (numbers to
     ``rank``; 0 for ``np.concatenate``, which refuses numbers), joined."""
@@ -87,4 +78,3 @@ primitive(runtime.list_concatenate, ("items", "axis"), {"items": BY_REVERSE_PASS
 primitive(runtime.list_hstack, ("items",), {"items": BY_REVERSE_PASS}, kind=_joined(1, "hstack"))
 primitive(runtime.list_vstack, ("items",), {"items": BY_REVERSE_PASS}, kind=_joined(2, "vstack"))
 primitive(runtime.list_position, ("items", "i"), kind="int")
-primitive(runtime.merge_leading, ("a",), {"a": "rt.reshape_like(g, a)"}, kind=_merged)

@@ -102,6 +102,14 @@ def _largest(kinds: list, operands: list):
     return ArrayKind(max(ndim(k) for k in kinds[0]))
 
 
+def _merged_leading(kinds: list, operands: list):
+    """``merge_leading(a)``: ``a`` with its first two axes as one."""
+    a = kinds[0]
+    if not isinstance(a, ArrayKind) or a.ndim is None:
+        return a
+    return ArrayKind(a.ndim - 1, a.floating, a.boolean)
+
+
 def _a_number(kinds: list, operands: list):
     return "float"
 
@@ -133,6 +141,8 @@ LINEAR_IN = {
     runtime.reshape: (("x", "shape"), ("x",), _shaped_by(1)),
     runtime.block_read: (("block", "at", "shape"), ("block",), _shaped_by(2)),
     runtime.reshape_like: (("g", "x"), ("g",), _float_array_of(1)),
+    # np.hstack of an array's rows (stack_rules' forward): its first two axes merged
+    runtime.merge_leading: (("a",), ("a",), _merged_leading),
     runtime.reverse_cumsum: (("g", "axis"), ("g",), _float_like_first),
     # sort's pullback scatters g through x's argsort, constant between ties
     runtime.sort_vjp: (("g", "x", "axis"), ("g",), _float_array_of(1)),

@@ -70,7 +70,8 @@ _LIST_JOINS = ((np.concatenate, runtime.list_concatenate), (np.hstack, runtime.l
                (np.vstack, runtime.list_vstack)) + (
     ((np.row_stack, runtime.list_vstack),) if hasattr(np, "row_stack") else ())
 _TAKES_LISTS = (builtins.len, runtime.appended, runtime.list_array, runtime.list_position,
-                runtime.list_concatenate, runtime.list_hstack, runtime.list_vstack)
+                runtime.list_concatenate, runtime.list_hstack, runtime.list_vstack,
+                runtime.list_extents)  # (in gradient code, which forward mode reads)
 
 
 def list_names(fdef: gast.FunctionDef) -> set[str]:
@@ -233,6 +234,8 @@ class ListNormalizer(ExpressionNormalizer):
         ``rt.list_array(items)``, ``np.concatenate(items)`` (a constant axis),
         ``np.hstack(items)`` and ``np.vstack(items)`` as the runtime's joins."""
         op, stem = super().call(node)
+        if not isinstance(op, gast.Call):  # (the pieces of np.split: a tuple)
+            return op, stem
         target = callee_of(op)
         join = self._list_join(target, op.args, op.keywords)
         if join is not None:
