@@ -58,7 +58,10 @@ def list_add_pieces(cotangent, g, extents, axis, zero):
     start = 0
     for k in range(extents.shape[0]):
         stop = start + extents[k]
-        list_add_at(cotangent, k, slice_axis(g, axis, start, stop), zero)
+        if axis == 0:  # a block of rows: added from the view (list_add_at copies it)
+            list_add_at(cotangent, k, g[start:stop], zero)
+        else:
+            list_add_at(cotangent, k, slice_axis(g, axis, start, stop), zero)
         start = stop
     return cotangent
 
@@ -69,6 +72,10 @@ def _joined(items, axis):
     """The items (arrays of one rank) joined along normalised ``axis``."""
     if len(items) == 0:
         raise ValueError("need at least one array to concatenate")
+    if axis == 0:
+        out, equal = _equal_blocks(items)
+        if equal:
+            return out
     first = items[0]
     total = 0
     for k in range(len(items)):
@@ -88,6 +95,21 @@ def _joined(items, axis):
         view[:, start:start + length, :] = item.reshape((outer, length, inner))
         start += length
     return out
+
+
+@register_jitable
+def _equal_blocks(items):
+    """The items joined along axis 0 in one pass if they all have the first one's shape
+    (the usual list), and whether they do (``_joined`` measures them all if not)."""
+    first = items[0]
+    out = np.empty(shape_with(first.shape, 0, len(items) * first.shape[0]), dtype=first.dtype)
+    length = first.shape[0]
+    for k in range(len(items)):
+        item = items[k]
+        if item.shape != first.shape:
+            return out, False
+        out[k * length:(k + 1) * length] = item
+    return out, True
 
 
 @register_jitable
