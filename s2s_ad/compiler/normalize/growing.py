@@ -51,9 +51,9 @@ from s2s_ad.compiler.normalize.expressions import ExpressionNormalizer
 from s2s_ad.compiler.syntax.annotations import callee_of, set_callee
 from s2s_ad.compiler.syntax.builders import (
     assignment,
-    const,
     attribute,
     call_node,
+    const,
     expr_stmt,
     for_stmt,
     if_stmt,
