@@ -279,8 +279,25 @@ rule(runtime.list_array, None,
 rule(runtime.list_position, None,
      Case("list-item-from-the-end", "[x * y for y in x][-1] * [y for y in x][1]",
           args(x=unif(V)), zero=False))
-rule(runtime.merge_leading, None,
-     Case("list-concatenated", "np.concatenate([r * r for r in x]) ** 3", args(x=unif(M))))
+# np.concatenate, np.hstack and np.vstack of a list: its items joined (of different lengths
+# along the joining axis too), each item's piece of the cotangent sent back to it
+rule(runtime.list_concatenate, None,
+     Case("list-concatenated", "np.concatenate([r * r for r in x]) ** 3", args(x=unif(M))),
+     Case("list-concatenated-ragged", "np.concatenate([x[:k] * x[k] for k in range(1, 4)]) ** 3",
+          args(x=unif(V))),
+     Case("list-concatenated-columns", "np.concatenate([x[:, :k] for k in range(1, 3)], axis=1)",
+          args(x=unif(M))))
+rule(runtime.list_hstack, None,
+     Case("list-hstacked-ragged", "np.hstack([x[:k] * x[k] for k in range(1, 4)]) ** 3",
+          args(x=unif(V))),
+     Case("list-hstacked-numbers", "np.hstack([r * r for r in x])", args(x=unif(V))),
+     Case("list-hstacked-columns", "np.hstack([x[:, :k] for k in range(1, 3)]) ** 2",
+          args(x=unif(M))))
+rule(runtime.list_vstack, None,
+     Case("list-vstacked-ragged", "np.vstack([x[:k] * x[k] for k in range(1, 3)]) ** 3",
+          args(x=unif(M))),
+     Case("list-vstacked-rows", "np.vstack([r * r for r in x])", args(x=unif(M))),
+     Case("list-vstacked-numbers", "np.vstack([r * r for r in x]) ** 3", args(x=unif(V))))
 
 # ---- NumPy element-wise --------------------------------------------------------------------
 _NP_UNARY = {
@@ -740,7 +757,8 @@ NOT_FLOAT: dict[tuple, dict[str, str]] = {
     **{(fn, None): dict.fromkeys(params, _INTERNAL) for fn, params in (
         (runtime.write_back, ("dst", "src")), (runtime.appended, ("items", "value")),
         (runtime.list_array, ("items",)), (runtime.list_position, ("items", "i")),
-        (runtime.merge_leading, ("a",)))},
+        (runtime.list_hstack, ("items",)), (runtime.list_vstack, ("items",)))},
+    (runtime.list_concatenate, None): {"items": _INTERNAL, "axis": _CONSTANT},
     # issue 23, surf_elem
     (np.nan_to_num, None): {"copy": "a flag: the result is a new array either way here"},
     (np.real_if_close, None): {"tol": "a tolerance for complex input: real input is returned"},

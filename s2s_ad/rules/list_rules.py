@@ -1,6 +1,7 @@
-"""Rules of growing lists (``items = []``, ``items.append(v)``, ``np.array(items)``).
+"""Rules of growing lists (``items = []``, ``items.append(v)``, ``np.array(items)``,
+``np.concatenate(items)`` and ``np.hstack``/``np.vstack`` of them).
 
-The pullbacks of ``rt.appended`` and ``rt.list_array`` are not templates: the
+The pullbacks of ``rt.appended``, ``rt.list_array`` and the joins are not templates: the
 reverse pass pops, adds into and unstacks list cotangents with the helpers of
 ``runtime.lists``.  Their rules say which operands carry a derivative
 (``BY_REVERSE_PASS``) and hold the builder of that reverse step in ``reverse``,
@@ -34,13 +35,25 @@ def _as_array(kinds: list, operands: list) -> Kind | None:
     return ArrayKind(1, element not in ("int", "bool"), element == "bool")
 
 
-def _merged(kinds: list, operands: list) -> Kind:
-    a = kinds[0]
-    if isinstance(a, ArrayKind) and a.ndim is None:
-        return a
-    if not isinstance(a, ArrayKind) or a.ndim < 2:
-        raise ValueError("np.concatenate of a list needs items that are arrays")
-    return ArrayKind(a.ndim - 1, a.floating, a.boolean)
+def _joined(rank: int, name: str):
+    """The kind of ``name`` of a list: items promoted to ``rank`` dimensions (numbers to
+    ``rank``; 0 for ``np.concatenate``, which refuses numbers), joined."""
+
+    def kind(kinds: list, operands: list) -> Kind | None:
+        items = kinds[0]
+        if not isinstance(items, ListKind):
+            return "unknown"
+        element = items.element
+        if element is None:
+            return None  # no item yet (kinds are still being inferred)
+        if isinstance(element, ArrayKind) and element.ndim != 0:
+            ndim = None if element.ndim is None else max(element.ndim, rank)
+            return ArrayKind(ndim, element.floating, element.boolean)
+        if rank == 0 or isinstance(element, ArrayKind):
+            raise ValueError(f"np.{name} of a list needs items that are arrays")
+        return ArrayKind(rank, element not in ("int", "bool"), element == "bool")
+
+    return kind
 
 
 primitive(runtime.new_list, (), kind=ListKind(), name="List")
@@ -58,5 +71,10 @@ def _as_array_variant(consts: dict, kinds: dict) -> dict:
 
 primitive(runtime.list_array, ("items",), {"items": BY_REVERSE_PASS}, kind=_as_array,
           variant=_as_array_variant)
+# np.concatenate, np.hstack, np.vstack of a list (items of different lengths too): the
+# pullback gives each item its piece of the cotangent (reverse/lists.join_items)
+primitive(runtime.list_concatenate, ("items", "axis"), {"items": BY_REVERSE_PASS},
+          kind=_joined(0, "concatenate"))
+primitive(runtime.list_hstack, ("items",), {"items": BY_REVERSE_PASS}, kind=_joined(1, "hstack"))
+primitive(runtime.list_vstack, ("items",), {"items": BY_REVERSE_PASS}, kind=_joined(2, "vstack"))
 primitive(runtime.list_position, ("items", "i"), kind="int")
-primitive(runtime.merge_leading, ("a",), {"a": "rt.reshape_like(g, a)"}, kind=_merged)

@@ -102,6 +102,14 @@ def _largest(kinds: list, operands: list):
     return ArrayKind(max(ndim(k) for k in kinds[0]))
 
 
+def _merged_leading(kinds: list, operands: list):
+    """``merge_leading(a)``: ``a`` with its first two axes as one."""
+    a = kinds[0]
+    if not isinstance(a, ArrayKind) or a.ndim is None:
+        return a
+    return ArrayKind(a.ndim - 1, a.floating, a.boolean)
+
+
 def _a_number(kinds: list, operands: list):
     return "float"
 
@@ -133,6 +141,8 @@ LINEAR_IN = {
     runtime.reshape: (("x", "shape"), ("x",), _shaped_by(1)),
     runtime.block_read: (("block", "at", "shape"), ("block",), _shaped_by(2)),
     runtime.reshape_like: (("g", "x"), ("g",), _float_array_of(1)),
+    # np.hstack of an array's rows (stack_rules' forward): its first two axes merged
+    runtime.merge_leading: (("a",), ("a",), _merged_leading),
     runtime.reverse_cumsum: (("g", "axis"), ("g",), _float_like_first),
     # sort's pullback scatters g through x's argsort, constant between ties
     runtime.sort_vjp: (("g", "x", "axis"), ("g",), _float_array_of(1)),
@@ -198,6 +208,8 @@ JOINTLY_LINEAR_IN = {
     runtime.list_add_at: (("cotangent", "position", "g", "zero"), ("cotangent", "g", "zero"),
                           same),
     runtime.list_add_rows: (("cotangent", "g", "zero"), ("cotangent", "g", "zero"), same),
+    runtime.list_add_pieces: (("cotangent", "g", "extents", "axis", "zero"),
+                              ("cotangent", "g", "zero"), same),
     # the cotangent of a tuple: v added into item i, or item by item
     runtime.add_at: (("t", "i", "v"), ("t", "v"), same),
     runtime.plus: (("x", "v"), ("x", "v"), same),
@@ -264,11 +276,15 @@ FLAT = {runtime.sign: (("x",), joined), runtime.heaviside: (("x", "at_zero"), jo
         runtime.range_length: (("start", "stop", "step"), lambda kinds, operands: "int"),
         # a new, empty list for the cotangents of a list's items (forward mode gives the
         # tangent a list of its own, which the helpers above fill in step)
-        runtime.cotangent_list: (("like",), lambda kinds, operands: ListKind(kinds[0]))}
+        runtime.cotangent_list: (("like",), lambda kinds, operands: ListKind(kinds[0])),
+        # the lengths of a list's items along a join's axis (ints: no tangent)
+        runtime.list_extents: (("items", "axis"),
+                               lambda kinds, operands: ArrayKind(1, floating=False))}
 
 #: the list helpers of ``JOINTLY_LINEAR_IN`` that also change their first operand (a list)
 #: in place: called for that effect alone, their tangent is the same call on the tangents
-CHANGES_FIRST = (runtime.list_pop, runtime.list_add_at, runtime.list_add_rows)
+CHANGES_FIRST = (runtime.list_pop, runtime.list_add_at, runtime.list_add_rows,
+                 runtime.list_add_pieces)
 
 #: helper -> (parameters, the operand it adds into its first one, in place): linear in
 #: the two together (forward mode: ``compiler/tangent_in_place.py``)

@@ -6,8 +6,9 @@ NumPy defines the three stacks as concatenations of promoted operands:
 joins ``np.atleast_1d`` of each along axis 0 (1-D) or axis 1 (2-D and more),
 and ``column_stack`` turns numbers and 1-D arrays into columns and joins along
 axis 1.  The rules do the same, from the operands' kinds (their ranks must be
-known when the call is compiled); an array (a list that grows arrives as one)
-is joined by its rows, as NumPy iterates over it:
+known when the call is compiled); an array is joined by its rows, as NumPy
+iterates over it (a list that grows is joined item by item: ``rt.list_hstack`` and
+``rt.list_vstack``, rules/list_rules.py):
 
 * the forward is the NumPy call itself where Numba compiles it (arrays of one
   rank; for ``column_stack``, 1-D and 2-D arrays), else ``np.concatenate`` of
@@ -93,8 +94,8 @@ def _ndim(kind) -> int | None:
 
 
 def _rows_ndim(join: Join, rows: int) -> int | None:
-    """The rank of ``join`` of an array's rows of rank ``rows`` (a list given as one
-    array, ``np.vstack(items)``): NumPy iterates over the first axis.  None where
+    """The rank of ``join`` of an array's rows of rank ``rows`` (``np.vstack(m)``):
+    NumPy iterates over the first axis.  None where
     that is not supported (the variant says so, at the call's line)."""
     if join.name == "vstack":
         return max(rows, join.rank)

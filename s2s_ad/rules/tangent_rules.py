@@ -42,7 +42,8 @@ LINEAR = {
     np.sum, np.mean, np.cumsum, np.reshape, np.ravel, np.transpose, np.copy, np.concatenate,
     np.stack, np.take, np.array, np.dot, np.matmul, np.outer, np.einsum, *STACKS,
     np.dstack, np.atleast_1d, np.atleast_2d, np.atleast_3d, np.float64,
-    runtime.astype_float, runtime.merge_leading, runtime.list_array, builtins.float,
+    runtime.astype_float, runtime.list_array, runtime.list_concatenate,
+    runtime.list_hstack, runtime.list_vstack, builtins.float,
     builtins.sum, math.fsum,
 }
 

@@ -82,6 +82,9 @@ module and exactly each one's helpers):
 - ``lists``: ``new_list``, ``appended``, ``list_array``, ``list_position``,
   ``merge_leading``, and the cotangents of growing lists: ``cotangent_list``,
   ``list_pop``, ``list_add_at``, ``list_add_rows``
+- ``list_joins``: ``list_concatenate``, ``list_hstack``, ``list_vstack`` (the joins of a
+  list whose items may differ along the joining axis) and their pullback's
+  ``list_extents``, ``list_add_pieces``
 - ``tuples``: ``add_at`` (the cotangent of ``t[i]``), ``plus`` (cotangents added item by
   item), ``sum_items``, ``fill_like``, ``at_max``, ``at_min`` (of Python's sum, max and
   min of a tuple)
@@ -172,6 +175,7 @@ from .einsum import *  # noqa: F403
 from .given import *  # noqa: F403
 from .indexing import *  # noqa: F403
 from .linalg import *  # noqa: F403
+from .list_joins import *  # noqa: F403
 from .lists import *  # noqa: F403
 from .moments import *  # noqa: F403
 from .norms import *  # noqa: F403

@@ -49,6 +49,16 @@ def _rows_added_then_popped(g, x):
     return rt.list_pop(cotangent, 1, np.zeros(0)) * x
 
 
+def _pieces_added_then_popped(g, x):
+    """The pullback of joining a list's items of different lengths: each item's piece of
+    ``g`` (lengths from ``rt.list_extents``) added into its cotangent."""
+    parts = [x[:1], x[:2] * 2.0]
+    cotangent = rt.cotangent_list(x)
+    cotangent = rt.list_add_at(cotangent, 0, x[:1] * x[:1], np.zeros(0))  # one there already
+    cotangent = rt.list_add_pieces(cotangent, g * g, rt.list_extents(parts, 0), 0, np.zeros(0))
+    return rt.list_pop(cotangent, 1, np.zeros(0)) * x[1:] + rt.list_pop(cotangent, 0, np.zeros(0))
+
+
 def _scattered(d, g):
     """A cotangent added into through an index that repeats a position, in place."""
     out = d * 1.0
@@ -129,6 +139,9 @@ CASES = {
     "list_add_at": [(_added_then_popped, (row,))],
     "list_pop": [(_added_then_popped, (row,)), (_popped_and_dropped, (row,))],
     "list_add_rows": [(_rows_added_then_popped, (grid, row))],
+    "list_add_pieces": [(_pieces_added_then_popped, (row, row))],
+    "list_extents": [(_pieces_added_then_popped, (row, row))],
+    "merge_leading": [(lambda a: rt.merge_leading(a * a), (np.arange(12.0).reshape(2, 3, 2),))],
     "log_or_zero": [(lambda a: rt.log_or_zero(a * a), (1.3,))],
     "pow_slope": [(lambda a, b: rt.pow_slope(a, b), (1.3, 2.5)),
                   (lambda a, b: rt.pow_slope(a, b), (0.8, -1.5))],

@@ -150,7 +150,9 @@ def test_list_rules_carry_their_reverse_step():
     assert by_pass == set(built)
     lists_built = {obj: b for obj, b in built.items() if b is not gradient_code.no_transpose}
     assert lists_built == {runtime.appended: lists.append_item,
-                           runtime.list_array: lists.as_array}
+                           runtime.list_array: lists.as_array,
+                           **dict.fromkeys((runtime.list_concatenate, runtime.list_hstack,
+                                            runtime.list_vstack), lists.join_items)}
     # the helpers of gradient code forward mode reads again: their pullback raises
     assert set(built) - set(lists_built) <= HELPERS
     assert all(set(rule.adjoints.values()) == {BY_REVERSE_PASS}

@@ -113,8 +113,8 @@ def _resolve(node: ast.expr, params: set[str]):
 
 def _list_rules_called(node: ast.AST) -> list:
     """A comprehension builds a list by appends; read from the end, indexed at a
-    computed position; passed to a function, converted to an array (concatenated:
-    its first two axes merged)."""
+    computed position; passed to a function, converted to an array (joined by
+    np.concatenate, np.hstack or np.vstack: its items joined)."""
     comprehension = (ast.ListComp, ast.GeneratorExp)
     found = []
     if isinstance(node, comprehension):
@@ -124,10 +124,15 @@ def _list_rules_called(node: ast.AST) -> list:
         found.append(lookup(runtime.list_position, 2))
     if isinstance(node, ast.Call) and any(isinstance(a, comprehension) for a in node.args) \
             and not (isinstance(node.func, ast.Name) and node.func.id == "len"):
-        found.append(lookup(runtime.list_array, 1))
-        if isinstance(node.func, ast.Attribute) and node.func.attr == "concatenate":
-            found.append(lookup(runtime.merge_leading, 1))
+        join = _LIST_JOINS.get(getattr(node.func, "attr", None))
+        found.append(lookup(join, 2) if join is runtime.list_concatenate else
+                     lookup(join or runtime.list_array, 1))
     return found
+
+
+#: NumPy's joins of a list's items and the runtime's (the items themselves are joined)
+_LIST_JOINS = {"concatenate": runtime.list_concatenate, "hstack": runtime.list_hstack,
+               "vstack": runtime.list_vstack}
 
 
 def _rules_called(expr: str, params: set[str]) -> list:

@@ -8,8 +8,11 @@ item, a comprehension as the loops it stands for.  A list is then only read:
 ``len(items)``, ``for v in items``, or as an argument of a library function,
 which gets ``rt.list_array(items)`` (NumPy converts a list argument to that
 array anyway; ``sum``, ``max`` and ``min`` of it give the same value too;
-``np.stack`` and ``np.concatenate`` along axis 0 become ``np.array`` and
-``rt.merge_leading`` of it).
+``np.stack`` along axis 0 becomes ``np.array`` of it).  ``np.concatenate``,
+``np.hstack`` and ``np.vstack`` (``np.row_stack``) of a list, whose items may differ
+in length along the joining axis, become ``rt.list_concatenate(items, axis)``,
+``rt.list_hstack(items)`` and ``rt.list_vstack(items)``: joins of the items
+themselves, which the rules tell apart by the items' kinds.
 
 >>> import gast
 >>> from s2s_ad.compiler.normalize import normalize
@@ -50,6 +53,7 @@ from s2s_ad.compiler.syntax.builders import (
     assignment,
     attribute,
     call_node,
+    const,
     expr_stmt,
     for_stmt,
     if_stmt,
@@ -60,8 +64,14 @@ from s2s_ad.compiler.syntax.builders import (
 from s2s_ad.errors import NonDifferentiableError
 
 COMPREHENSIONS = (gast.ListComp, gast.GeneratorExp)
-_JOINED = ((np.stack, np.array), (np.concatenate, runtime.merge_leading))
-_TAKES_LISTS = (builtins.len, runtime.appended, runtime.list_array, runtime.list_position)
+_JOINED = ((np.stack, np.array),)
+#: NumPy's joins of a list's items -> the runtime's (items of different lengths too)
+_LIST_JOINS = ((np.concatenate, runtime.list_concatenate), (np.hstack, runtime.list_hstack),
+               (np.vstack, runtime.list_vstack)) + (
+    ((np.row_stack, runtime.list_vstack),) if hasattr(np, "row_stack") else ())
+_TAKES_LISTS = (builtins.len, runtime.appended, runtime.list_array, runtime.list_position,
+                runtime.list_concatenate, runtime.list_hstack, runtime.list_vstack,
+                runtime.list_extents)  # (in gradient code, which forward mode reads)
 
 
 def list_names(fdef: gast.FunctionDef) -> set[str]:
@@ -220,17 +230,38 @@ class ListNormalizer(ExpressionNormalizer):
         return subscript_of(load(base.id), index), f"{base.id}_item"
 
     def call(self, node: gast.Call) -> tuple[gast.expr, str]:
-        """A call; ``np.stack(items)`` and ``np.concatenate(items)`` (axis 0) of a
-        list as the same operation on ``rt.list_array(items)``."""
+        """A call; ``np.stack(items)`` (axis 0) of a list as the same operation on
+        ``rt.list_array(items)``, ``np.concatenate(items)`` (a constant axis),
+        ``np.hstack(items)`` and ``np.vstack(items)`` as the runtime's joins."""
         op, stem = super().call(node)
+        if not isinstance(op, gast.Call):  # (the pieces of np.split: a tuple)
+            return op, stem
         target = callee_of(op)
+        join = self._list_join(target, op.args, op.keywords)
+        if join is not None:
+            axis = _axis_of(op.args[1:], op.keywords)
+            joined = _runtime_call(join, f"rt.{join.__name__}", op.args[0],
+                                   *([const(axis)] if join is runtime.list_concatenate else []))
+            return gast.copy_location(joined, op), stem
         joins = [to for of, to in _JOINED if of is target]
         if joins and op.args and self._from_list(op.args[0]) and \
-                _axis_zero(op.args[1:], op.keywords):
+                _axis_of(op.args[1:], op.keywords) == 0:
             joined = call_node(op.func, [op.args[0]])
             set_callee(joined, joins[0])
             return gast.copy_location(joined, op), stem
         return op, stem
+
+    def _list_join(self, target: Any, args: list, keywords: list) -> Any:
+        """The runtime's join for a call of ``target`` joining a list's items (None if
+        it is not one: another function, or an axis that is not a constant int)."""
+        joins = [to for of, to in _LIST_JOINS if of is target]
+        if not (joins and args and isinstance(args[0], gast.Name) and
+                args[0].id in self.list_names):
+            return None
+        axis = _axis_of(args[1:], keywords)
+        if joins[0] is runtime.list_concatenate:
+            return joins[0] if axis is not None else None
+        return joins[0] if len(args) == 1 and not keywords else None
 
     def _from_list(self, atom: gast.expr) -> bool:
         return isinstance(atom, gast.Name) and atom.id in self.list_arrays
@@ -239,7 +270,8 @@ class ListNormalizer(ExpressionNormalizer):
         """Arguments bound as the expression normalizer does; a list passed to a
         library function is passed as ``rt.list_array(items)``."""
         args, keywords = super().bind(node, target)
-        if any(target is t for t in _TAKES_LISTS):
+        if any(target is t for t in _TAKES_LISTS) or \
+                self._list_join(target, args, keywords) is not None:
             return args, keywords
         args = [self._as_array(a, target, node) for a in args]
         for kw in keywords:
@@ -259,11 +291,15 @@ class ListNormalizer(ExpressionNormalizer):
         return array
 
 
-def _axis_zero(args: list[gast.expr], keywords: list[gast.keyword]) -> bool:
+def _axis_of(args: list[gast.expr], keywords: list[gast.keyword]) -> int | None:
+    """The constant int axis given by these arguments (0 when none is), or None."""
     axes = list(args) + [k.value for k in keywords if k.arg == "axis"]
-    others = [k for k in keywords if k.arg != "axis"]
-    return not others and len(axes) <= 1 and all(
-        isinstance(a, gast.Constant) and a.value == 0 for a in axes)
+    if any(k.arg != "axis" for k in keywords) or len(axes) > 1:
+        return None
+    if not axes:
+        return 0
+    value = axes[0].value if isinstance(axes[0], gast.Constant) else None
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
 
 
 def _locate(tree: gast.AST, like: gast.AST) -> None:
