@@ -24,9 +24,10 @@ __all__ = ["check_index"]
 
 def check_index(shape, axis, index, location, function):
     """Raise ``IndexError`` unless the integer ``index`` (or each entry of an integer
-    array of indices) is in range for ``shape[axis]`` (``shape``: an array's shape,
-    or the array); ``location`` (the user's ``file:line:col``) and ``function``
-    (its name) locate the indexing."""
+    array of indices) is in range for ``shape[axis]`` (``shape``: an array's shape and
+    ``axis`` from 0, or the array itself and ``axis`` from the end too);
+    ``location`` (the user's ``file:line:col``) and ``function`` (its name) locate
+    the indexing."""
     shape = np.shape(shape) if isinstance(shape, np.ndarray) else shape
     axis = axis + len(shape) if axis < 0 else axis
     size = shape[axis]
@@ -47,30 +48,29 @@ def _out_of_bounds(index, axis, size, location, function):
 
 
 @register_jitable
-def _size(shape, axis):
-    """``shape[axis]`` of a shape tuple (the generated code passes -1 for the last axis
-    of an index with ``...`` before it)."""
-    return shape[axis + len(shape) if axis < 0 else axis]
+def _in_array(array, axis, index, location, function):
+    """``check_index`` against an array (its shape of unknown length in the generated
+    code, whose ``...`` index passes -1 for the last axis)."""
+    check_index(array.shape, axis + array.ndim if axis < 0 else axis, index, location,
+                function)
 
 
-@overload(check_index, inline="always")
+@overload(check_index, inline="always")  # inlined: the range test costs two compares
 def _check_index_numba(shape, axis, index, location, function):
     if isinstance(shape, types.Array):
-        return lambda shape, axis, index, location, function: check_index(
-            shape.shape, axis, index, location, function)
+        return lambda shape, axis, index, location, function: _in_array(
+            shape, axis, index, location, function)
     if isinstance(index, types.Integer):
         def one(shape, axis, index, location, function):
-            size = _size(shape, axis)
+            size = shape[axis]
             if index < -size or index >= size:
-                _out_of_bounds(index, axis + len(shape) if axis < 0 else axis, size,
-                               location, function)
+                _out_of_bounds(index, axis, size, location, function)
         return one
     if isinstance(index, types.Array) and isinstance(index.dtype, types.Integer):
         def entries(shape, axis, index, location, function):
-            size = _size(shape, axis)
+            size = shape[axis]
             for entry in index.flat:
                 if entry < -size or entry >= size:
-                    _out_of_bounds(entry, axis + len(shape) if axis < 0 else axis, size,
-                                   location, function)
+                    _out_of_bounds(entry, axis, size, location, function)
         return entries
     return None
