@@ -1,7 +1,11 @@
 """The bounds stage: before each item read or write of an array whose integer index
 (an int, or an array of ints) :mod:`s2s_ad.compiler.index_ranges` cannot prove in
-range, a call ``rt.check_index(array, axis, index, "file:line:col", "function")``
-that raises NumPy's ``IndexError`` at the user's line when it is out of range.
+range, a call ``rt.check_index(x_shape, axis, index, "file:line:col", "function")``
+that raises NumPy's ``IndexError`` at the user's line when it is out of range.  It
+reads the array's shape (``x_shape = np.shape(x)``, hoisted out of the loops that do
+not bind ``x``), never the array itself, so no analysis of the later stages counts it
+as a read of the array's values (which would tape values, or refuse a parallel loop
+that writes the array).
 
 Numba checks no bounds: without these, an index out of range reads garbage and a
 write lands outside the array, where Python raises.  Every role that runs the
@@ -14,43 +18,58 @@ forward it came from, and gets none more.
 
 Before and after (``x[i]`` is in range; ``x[k]`` may not be):
 
->>> import gast
->>> from types import SimpleNamespace
->>> from s2s_ad.compiler.ir import ParsedFunction
->>> from s2s_ad.compiler.syntax.annotations import set_callee
->>> from s2s_ad.kinds import ArrayKind
->>> fdef = gast.parse('''
-... def f(x, k):
-...     n = len(x)
-...     for i in range(n):
-...         a = x[i]
-...         b = x[k]
-...     return b''').body[0]
->>> set_callee(fdef.body[0].value, len)
->>> set_callee(fdef.body[1].iter, range)
->>> parsed = ParsedFunction(name="f", node=fdef, filename="model.py", namespace={}, key=None)
->>> kinds = {"x": ArrayKind(1), "k": "int", "n": "int", "i": "int"}
->>> insert_checks(fdef, planned_checks(SimpleNamespace(parsed=parsed, node=fdef), kinds))
->>> print(gast.unparse(fdef).strip())
+>>> import numpy as np
+>>> import s2s_ad as ad
+>>> def f(x, k):
+...     total = 0.0
+...     for i in range(x.shape[0]):
+...         total += x[i] * x[k]
+...     return total
+>>> print(ad.source(f, np.ones(3), 1, stage="anf"))
 def f(x, k):
-    n = len(x)
-    for i in range(n):
-        a = x[i]
-        rt.check_index(x, 0, k, 'model.py:6:13', 'f')
-        b = x[k]
-    return b
+    # line 2: total = 0.0
+    total = 0.0
+    # line 3: for i in range(x.shape[0]):
+    x_shape = x.shape(x)
+    x_shape_0 = x_shape[0]
+    for i in range(x_shape_0):
+        # line 4: total += x[i] * x[k]
+        x_item = x[i]
+        x_item_1 = x[k]
+        mul = x_item * x_item_1
+        total = total + mul
+    # line 5: return total
+    return total
+>>> print(ad.source(f, np.ones(3), 1, stage="bounds"))  # doctest: +ELLIPSIS
+def f(x, k):
+    # line 2: total = 0.0
+    total = 0.0
+    # line 3: for i in range(x.shape[0]):
+    x_shape = x.shape(x)
+    x_shape_0 = x_shape[0]
+    for i in range(x_shape_0):
+        # line 4: total += x[i] * x[k]
+        x_item = x[i]
+        rt.check_index(x_shape, 0, k, '<doctest ...>:4:25', 'f')
+        x_item_1 = x[k]
+        mul = x_item * x_item_1
+        total = total + mul
+    # line 5: return total
+    return total
 """
 
 from __future__ import annotations
 
 import copy
+from dataclasses import dataclass, replace
 
 import gast
+import numpy as np
 
 from s2s_ad import runtime
 from s2s_ad.compiler.index_ranges import IndexRanges, bound_names, integer_parts
-from s2s_ad.compiler.syntax.annotations import line_of, set_callee, set_line
-from s2s_ad.compiler.syntax.builders import call, const, expr_stmt, load
+from s2s_ad.compiler.syntax.annotations import callee_of, line_of, set_callee, set_line
+from s2s_ad.compiler.syntax.builders import assign, call, const, expr_stmt, load
 from s2s_ad.errors import Location
 from s2s_ad.kinds import ArrayKind, Kind
 
@@ -58,17 +77,21 @@ _BLOCKS = ("body", "orelse", "finalbody")
 
 
 def planned_checks(normal, kinds: dict[str, Kind]) -> dict[int, list[gast.stmt]]:
-    """The checks each statement of ``normal.node`` (a NormalFunction's tree) needs
-    before it, by the statement's id (none for s2s_ad's gradient code)."""
+    """The statements (checks, and the shapes they read) each statement of
+    ``normal.node`` (a NormalFunction's tree) needs before it, by the statement's id;
+    none for s2s_ad's gradient code.  New shape names go into ``kinds`` and
+    ``normal``'s names."""
     if normal.parsed.generated:
         return {}
-    planner = _Planner(normal.parsed, IndexRanges(normal.node, kinds), kinds)
-    planner.block(normal.node.body)
+    planner = _Planner(normal, IndexRanges(normal.node, kinds), kinds)
+    always = set(normal.params) | set(normal.hidden) | set(normal.externals)
+    planner.fixed = always - bound_names(normal.node.body)
+    planner.block(normal.node.body, _Here(defined=frozenset(always)))
     return planner.planned
 
 
 def insert_checks(fdef: gast.FunctionDef, planned: dict[int, list[gast.stmt]]) -> None:
-    """Insert the ``planned`` checks into ``fdef`` (in place)."""
+    """Insert the ``planned`` statements into ``fdef`` (in place)."""
 
     def block(stmts: list[gast.stmt]) -> list[gast.stmt]:
         out = []
@@ -85,56 +108,126 @@ def insert_checks(fdef: gast.FunctionDef, planned: dict[int, list[gast.stmt]]) -
     fdef.body = block(fdef.body)
 
 
+@dataclass(frozen=True)
+class _Loop:
+    """An enclosing loop: the names it binds, and those surely bound before it."""
+
+    node: gast.stmt
+    binds: frozenset[str]
+    defined: frozenset[str]
+
+
+@dataclass(frozen=True)
+class _Here:
+    """What holds at a point of the function: the checks ``made`` (keys ``(array,
+    axis, index)``), the enclosing ``loops``, the names surely ``defined``, and the
+    ``shapes`` read into names (``(array, name)``), none of them bound again since."""
+
+    made: frozenset = frozenset()
+    loops: tuple[_Loop, ...] = ()
+    defined: frozenset[str] = frozenset()
+    shapes: tuple[tuple[str, str], ...] = ()
+
+    def without(self, bound: set[str]) -> _Here:
+        """After a statement that binds ``bound``."""
+        return replace(self, made=frozenset(k for k in self.made if not _names_of(k) & bound),
+                       shapes=tuple(p for p in self.shapes if not set(p) & bound))
+
+
 class _Planner:
-    """Plans the checks, in the order the statements run: a check already made for the
-    same array, axis and index (neither bound again since, on every path here) is
-    not made again (``x[k] += v`` reads and writes ``x[k]``: one check)."""
+    """Plans the checks, in the order the statements run.  A check already made for the
+    same array, axis and index (neither bound again since, on every path here) is not
+    made again (``x[k] += v`` reads and writes ``x[k]``: one check).  A check reads
+    the array's shape, not the array (so no analysis takes it for a read of the
+    values): a name already holding ``np.shape(x)``, or ``x_shape = np.shape(x)``
+    first thing for an argument never bound again, before the outermost enclosing
+    loop that does not bind ``x`` (where ``x`` is surely bound), else just before the
+    check."""
 
-    def __init__(self, parsed, ranges: IndexRanges, kinds: dict[str, Kind]):
-        self.parsed, self.ranges, self.kinds = parsed, ranges, kinds
+    def __init__(self, normal, ranges: IndexRanges, kinds: dict[str, Kind]):
+        self.normal, self.ranges, self.kinds = normal, ranges, kinds
+        self.function = user_function_name(normal.parsed)
         self.planned: dict[int, list[gast.stmt]] = {}
+        self.hoisted: dict[tuple[int, str], str] = {}  # (loop, array) -> shape name
+        self.fixed: set[str] = set()  # arguments never bound again: shapes read first
 
-    def block(self, stmts: list[gast.stmt], made: frozenset = frozenset()) -> None:
-        """Plan ``stmts``, where the checks ``made`` (``(array, axis, index)`` keys) ran
-        before."""
+    def block(self, stmts: list[gast.stmt], here: _Here) -> None:
         for s in stmts:
             if isinstance(s, gast.FunctionDef):
                 continue
-            found, made = self.checks(s, made)
-            if found:
-                self.planned[id(s)] = found
-            bound = bound_names([s])
-            made = frozenset(key for key in made if not _names_of(key) & bound)
+            here = self.checks(s, here).without(bound_names([s]))
+            inside = here
+            if isinstance(s, gast.For | gast.While):
+                inside = replace(here, loops=here.loops + (_Loop(s, frozenset(bound_names([s])),
+                                                                 here.defined),))
+            if isinstance(s, gast.For) and isinstance(s.target, gast.Name):
+                inside = replace(inside, defined=here.defined | {s.target.id})
             for field in _BLOCKS:
                 part = getattr(s, field, None)
                 if isinstance(part, list) and part and isinstance(part[0], gast.stmt):
-                    self.block(part, made)
+                    self.block(part, inside)
+            if isinstance(s, gast.Assign) and isinstance(s.targets[0], gast.Name):
+                here = _bound_by(s, here)
 
-    def checks(self, s: gast.stmt, made: frozenset) -> tuple[list[gast.stmt], frozenset]:
-        """The checks of the indices ``s`` itself uses (a compound statement's test or
-        range, not its body) not ``made`` before, and the checks made after them."""
+    def checks(self, s: gast.stmt, here: _Here) -> _Here:
+        """Plan the checks of the indices ``s`` itself uses (a compound statement's
+        test or range, not its body) not made before."""
         own = [getattr(s, f) for f in ("test", "iter") if hasattr(s, f)] \
             if isinstance(s, gast.If | gast.While | gast.For) else [s]
-        found = []
         for node in (n for part in own for n in _evaluated(part)):
             if not (isinstance(node, gast.Subscript) and isinstance(node.value, gast.Name)
                     and isinstance(self.kinds.get(node.value.id), ArrayKind)):
                 continue
             for axis, index in integer_parts(node, self.kinds):
                 key = (node.value.id, axis, _atom_key(index))
-                if key not in made and not self.ranges.in_range(node, axis):
-                    found.append(self.check(node, axis, index, s))
-                    made = made | {key}
-        return found, made
+                if key not in here.made and not self.ranges.in_range(node, axis):
+                    shape, here = self.shape_of(node.value.id, s, here)
+                    self.planned.setdefault(id(s), []).append(
+                        self.check(node, shape, axis, index, s))
+                    here = replace(here, made=here.made | {key})
+        return here
 
-    def check(self, node: gast.Subscript, axis: int, index: gast.expr,
+    def shape_of(self, array: str, s: gast.stmt, here: _Here) -> tuple[gast.expr, _Here]:
+        """The shape of ``array`` as the check at ``s`` reads it."""
+        ndim = self.kinds[array].ndim
+        if ndim is None:
+            return load(array), here  # a shape of unknown length: the array itself
+        known = dict(here.shapes).get(array)
+        if known is not None:
+            return load(known), here
+        place = s
+        for loop in reversed(here.loops):
+            if array in loop.binds or array not in loop.defined:
+                break
+            place = loop.node
+        if array in self.fixed:
+            place = self.normal.node.body[0]
+        name = self.hoisted.get((id(place), array))
+        if name is None:
+            name = self.normal.namer.fresh(f"{array}_shape")
+            self.kinds[name] = ("int",) * ndim
+            self.normal.locals.add(name)
+            self.normal.temps.add(name)
+            value = call("np.shape", load(array))
+            set_callee(value, np.shape)
+            read = gast.copy_location(assign(name, value, line_of(place)), place)
+            self.planned.setdefault(id(place), []).append(read)
+            if place is s:
+                here = replace(here, shapes=here.shapes + ((array, name),))
+            else:
+                self.hoisted[(id(place), array)] = name
+        return load(name), here
+
+    def check(self, node: gast.Subscript, shape: gast.expr, axis: int, index: gast.expr,
               s: gast.stmt) -> gast.stmt:
+        """``rt.check_index(shape, axis, index, "file:line:col", "function")``."""
+        parsed = self.normal.parsed
         where = node if getattr(node, "lineno", None) is not None else s
-        location = Location(self.parsed.filename,
-                            getattr(where, "lineno", None) or line_of(s, self.parsed.node.lineno),
+        location = Location(parsed.filename,
+                            getattr(where, "lineno", None) or line_of(s, parsed.node.lineno),
                             (getattr(where, "col_offset", None) or 0) + 1)
-        value = call("rt.check_index", load(node.value.id), const(axis), copy.copy(index),
-                     const(str(location)), const(user_function_name(self.parsed)))
+        value = call("rt.check_index", shape, const(axis), copy.copy(index),
+                     const(str(location)), const(self.function))
         set_callee(value, runtime.check_index)
         statement = gast.copy_location(expr_stmt(value), s)
         set_line(statement, line_of(s))
@@ -163,6 +256,17 @@ def user_function_name(parsed) -> str:
         key = key[0]
     qualname = getattr(key, "co_qualname", None)
     return qualname.replace("<locals>.", "") if qualname else parsed.name
+
+
+def _bound_by(s: gast.Assign, here: _Here) -> _Here:
+    """After ``name = value`` (bound again already taken out of ``here``): ``name`` is
+    defined, and holds a shape when ``value`` is ``np.shape(array)``."""
+    name, value = s.targets[0].id, s.value
+    here = replace(here, defined=here.defined | {name})
+    if isinstance(value, gast.Call) and callee_of(value) is np.shape and value.args \
+            and isinstance(value.args[0], gast.Name):
+        here = replace(here, shapes=here.shapes + ((value.args[0].id, name),))
+    return here
 
 
 def _atom_key(index: gast.expr) -> tuple:

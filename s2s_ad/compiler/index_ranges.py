@@ -200,8 +200,8 @@ class IndexRanges:
             return _exact(self._size(first.id, 0, facts))
         if callee in _SAME_SHAPE and isinstance(self.kinds.get(first.id), ArrayKind):
             return self._shape(first.id, facts)
-        if callee in _SHAPED:
-            dims = facts.get(first.id)
+        if callee in _SHAPED and not isinstance(self.kinds.get(first.id), ArrayKind):
+            dims = facts.get(first.id)  # (np.zeros(counts) takes its shape from its values)
             if isinstance(dims, Shape):
                 return dims
             if isinstance(dims, Interval):
@@ -233,9 +233,13 @@ class IndexRanges:
         return None
 
     def _shape_fact(self, name: str, facts: dict[str, Fact]) -> Shape | None:
+        """The ints the tuple ``name`` holds (an array's ``Shape`` is its shape, not
+        its items: ``counts[0]`` is no size)."""
         fact = facts.get(name)
         if isinstance(fact, ShapeOf):
             return self._shape(fact.array, facts)
+        if isinstance(self.kinds.get(name), ArrayKind):
+            return None
         return fact if isinstance(fact, Shape) else None
 
     def _shape(self, array: str, facts: dict[str, Fact]) -> Shape | None:

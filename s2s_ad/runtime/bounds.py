@@ -7,8 +7,8 @@ speed); Python raises NumPy's ``IndexError``.  A check makes both raise the same
 axis of size ``n`` when ``-n <= index < n`` (negative indices count from the end);
 an integer array of indices is in range when each of its entries is.
 
->>> check_index(np.zeros(3), 0, -3, "model.py:4:12", "f")
->>> check_index(np.zeros(3), 0, 3, "model.py:4:12", "f")
+>>> check_index((3,), 0, -3, "model.py:4:12", "f")
+>>> check_index((3,), 0, 3, "model.py:4:12", "f")
 Traceback (most recent call last):
 IndexError: model.py:4:12: index 3 is out of bounds for axis 0 with size 3 (in f)
 """
@@ -22,12 +22,15 @@ from numba.extending import overload, register_jitable
 __all__ = ["check_index"]
 
 
-def check_index(array, axis, index, location, function):
+def check_index(shape, axis, index, location, function):
     """Raise ``IndexError`` unless the integer ``index`` (or each entry of an integer
-    array of indices) is in range for ``array.shape[axis]``; ``location`` (the user's
-    ``file:line:col``) and ``function`` (its name) locate the indexing."""
-    axis = _normalized(array, axis)
-    size = np.shape(array)[axis]
+    array of indices) is in range for ``shape[axis]`` (``shape``: an array's shape and
+    ``axis`` from 0, or the array itself and ``axis`` from the end too);
+    ``location`` (the user's ``file:line:col``) and ``function`` (its name) locate
+    the indexing."""
+    shape = np.shape(shape) if isinstance(shape, np.ndarray) else shape
+    axis = axis + len(shape) if axis < 0 else axis
+    size = shape[axis]
     if np.ndim(index) == 0:
         if not -size <= index < size:
             _out_of_bounds(index, axis, size, location, function)
@@ -45,25 +48,27 @@ def _out_of_bounds(index, axis, size, location, function):
 
 
 @register_jitable
-def _normalized(array, axis):
-    """``axis`` counted from the front (the generated code passes -1 for the last axis
-    of an index with ``...`` before it)."""
-    return axis + array.ndim if axis < 0 else axis
+def _in_array(array, axis, index, location, function):
+    """``check_index`` against an array (its shape of unknown length in the generated
+    code, whose ``...`` index passes -1 for the last axis)."""
+    check_index(array.shape, axis + array.ndim if axis < 0 else axis, index, location,
+                function)
 
 
-@overload(check_index, inline="always")
-def _check_index_numba(array, axis, index, location, function):
+@overload(check_index, inline="always")  # inlined: the range test costs two compares
+def _check_index_numba(shape, axis, index, location, function):
+    if isinstance(shape, types.Array):
+        return lambda shape, axis, index, location, function: _in_array(
+            shape, axis, index, location, function)
     if isinstance(index, types.Integer):
-        def one(array, axis, index, location, function):
-            axis = _normalized(array, axis)
-            size = array.shape[axis]
+        def one(shape, axis, index, location, function):
+            size = shape[axis]
             if index < -size or index >= size:
                 _out_of_bounds(index, axis, size, location, function)
         return one
     if isinstance(index, types.Array) and isinstance(index.dtype, types.Integer):
-        def entries(array, axis, index, location, function):
-            axis = _normalized(array, axis)
-            size = array.shape[axis]
+        def entries(shape, axis, index, location, function):
+            size = shape[axis]
             for entry in index.flat:
                 if entry < -size or entry >= size:
                     _out_of_bounds(entry, axis, size, location, function)

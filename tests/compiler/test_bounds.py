@@ -21,6 +21,9 @@ import s2s_ad as ad
 from s2s_ad.errors import ArgumentError
 from s2s_ad.testing import check_grads
 
+# the checks inline into compiled code without Numba's IR warnings
+pytestmark = pytest.mark.filterwarnings("error::numba.core.errors.NumbaIRAssumptionWarning")
+
 SIGNAL = np.array([0.3, -1.2, 2.5])
 GRID = np.array([[0.5, -1.0], [2.0, 0.25], [1.5, -0.75]])
 
@@ -129,6 +132,23 @@ def shrinking_view(signal):
         total += signal[i]
         signal = signal[1:]
     return total
+
+
+def an_item_is_no_size(signal):
+    counts = np.zeros(5, np.int64)
+    counts[0] = 100
+    at = counts[0]
+    scratch = np.zeros(6)
+    scratch[at] = signal[0]
+    return np.sum(scratch * signal[1])
+
+
+@pytest.mark.parametrize("jit", [False, True], ids=["python", "numba"])
+def test_an_item_of_an_array_is_not_taken_for_its_size(jit):
+    """``counts`` has 5 items, so its shape is known; ``counts[0]`` is an item, not
+    that size (which would be in range for ``scratch``)."""
+    with pytest.raises(IndexError, match="index 100 is out of bounds for axis 0 with size 6"):
+        ad.gradient(ad.differentiable(an_item_is_no_size, jit=jit))(SIGNAL)
 
 
 @pytest.mark.parametrize("jit", [False, True], ids=["python", "numba"])
@@ -289,8 +309,8 @@ def other_array(signal, weights):
 
 
 @pytest.mark.parametrize("fn, args, checked", [
-    (past_the_end, (SIGNAL,), "signal, 0, i_add_1"),
-    (other_array, (SIGNAL, np.ones(3)), "weights, 0, i"),
+    (past_the_end, (SIGNAL,), "signal_shape, 0, i_add_1"),
+    (other_array, (SIGNAL, np.ones(3)), "weights_shape, 0, i"),
 ], ids=["one past the end", "another array's length"])
 def test_indices_not_proven_keep_their_check(fn, args, checked):
     source = ad.source(fn, *args)
