@@ -267,6 +267,9 @@ rule(builtins.min, 1, Case("min-of-items", "min(x)", args(x=distinct(V))))
 rule(runtime.write_back, None,
      Case("argument-written", "np.sum(x * x)", args(x=unif(V)), stmt="x[0] = x[1] * 2.0",
           zero=False))
+# an index the range analysis cannot prove in range is checked first (compiler/bounds_checks.py)
+rule(runtime.check_index, None,
+     Case("index-checked", "x[len(x) - 1] * x[-2] + x[0] ** 2", args(x=unif(V)), zero=False))
 
 # List() and list_position have no derivative of their own (zero=False: the list's
 # items carry it, checked against finite differences)
@@ -756,6 +759,7 @@ NOT_FLOAT: dict[tuple, dict[str, str]] = {
     (gast.Invert, None): {"a": _INTEGER},
     **{(fn, None): dict.fromkeys(params, _INTERNAL) for fn, params in (
         (runtime.write_back, ("dst", "src")), (runtime.appended, ("items", "value")),
+        (runtime.check_index, ("array", "axis", "index", "location", "function")),
         (runtime.list_array, ("items",)), (runtime.list_position, ("items", "i")),
         (runtime.list_hstack, ("items",)), (runtime.list_vstack, ("items",)))},
     (runtime.list_concatenate, None): {"items": _INTERNAL, "axis": _CONSTANT},

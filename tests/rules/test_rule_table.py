@@ -143,6 +143,10 @@ def _rules_called(expr: str, params: set[str]) -> list:
         if isinstance(node, ast.Subscript) and isinstance(node.ctx, ast.Store) \
                 and isinstance(node.value, ast.Name) and node.value.id in params:
             found.append(lookup(runtime.write_back, 2))  # an argument written: copied back
+        if isinstance(node, ast.Subscript) and isinstance(node.value, ast.Name) \
+                and node.value.id in params and isinstance(node.slice, ast.Constant) \
+                and type(node.slice.value) is int:
+            found.append(lookup(runtime.check_index, 5))  # an argument's size is not known
         if isinstance(node, ast.BinOp | ast.UnaryOp):
             found.append(_registered().get((getattr(gast, _OPERATORS[type(node.op)]), None)))
         elif isinstance(node, ast.Call):
