@@ -137,11 +137,22 @@ def sizes_along(scale, data, axes):
     return total
 
 
+def shifted_products(signal, lag):
+    total = 0.0
+    for i in numba.prange(signal.shape[0]):
+        total += signal[i] * signal[lag + i]  # past the end for the last iterations
+    return total
+
+
 ERRORS = {
     "value_error": (rows_against_weights, lambda: (np.ones(3), np.ones((8, 4))),
                     ValueError, "broadcast"),
     "index_error": (sizes_along, lambda: (1.5, np.ones((2, 3)), np.array([0, 1, 2, 0])),
                     IndexError, "out of range"),
+    # the bounds check of an item read (compiler/bounds_checks.py), raised in a thread
+    "item_out_of_bounds": (shifted_products, lambda: (np.ones(4), 2), IndexError,
+                           r"test_parallel_errors.py:\d+:\d+: index 4 is out of bounds for "
+                           r"axis 0 with size 4 \(in shifted_products\)"),
 }
 
 
