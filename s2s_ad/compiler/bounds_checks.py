@@ -127,11 +127,13 @@ class _Here:
     loops: tuple[_Loop, ...] = ()
     defined: frozenset[str] = frozenset()
     shapes: tuple[tuple[str, str], ...] = ()
+    steps: tuple[tuple[str, int, int], ...] = ()  # (name, loop, offset): loops[loop]'s i + offset
 
     def without(self, bound: set[str]) -> _Here:
         """After a statement that binds ``bound``."""
         return replace(self, made=frozenset(k for k in self.made if not _names_of(k) & bound),
-                       shapes=tuple(p for p in self.shapes if not set(p) & bound))
+                       shapes=tuple(p for p in self.shapes if not set(p) & bound),
+                       steps=tuple(e for e in self.steps if e[0] not in bound))
 
 
 class _Planner:
@@ -150,6 +152,7 @@ class _Planner:
         self.planned: dict[int, list[gast.stmt]] = {}
         self.hoisted: dict[tuple[int, str], str] = {}  # (loop, array) -> shape name
         self.fixed: set[str] = set()  # arguments never bound again: shapes read first
+        self.flags: dict[tuple, str] = {}  # (loop, array, axis, offset) -> flag name
 
     def block(self, stmts: list[gast.stmt], here: _Here) -> None:
         for s in stmts:
@@ -162,6 +165,9 @@ class _Planner:
                                                                  here.defined),))
             if isinstance(s, gast.For) and isinstance(s.target, gast.Name):
                 inside = replace(inside, defined=here.defined | {s.target.id})
+                if _range_args(s) is not None and s.target.id not in bound_names(s.body):
+                    inside = replace(inside, steps=inside.steps + (
+                        (s.target.id, len(here.loops), 0),))
             for field in _BLOCKS:
                 part = getattr(s, field, None)
                 if isinstance(part, list) and part and isinstance(part[0], gast.stmt):
@@ -181,25 +187,66 @@ class _Planner:
             for axis, index in integer_parts(node, self.kinds):
                 key = (node.value.id, axis, _atom_key(index))
                 if key not in here.made and not self.ranges.in_range(node, axis):
-                    shape, here = self.shape_of(node.value.id, s, here)
+                    flagged = self.loop_flag(node.value.id, axis, index, here)
+                    shape, here = flagged[1:] if flagged else \
+                        self.shape_of(node.value.id, s, here)
                     self.planned.setdefault(id(s), []).append(
-                        self.check(node, shape, axis, index, s))
+                        self.check(node, shape, axis, index, s, flagged and flagged[0]))
                     here = replace(here, made=here.made | {key})
         return here
 
-    def shape_of(self, array: str, s: gast.stmt, here: _Here) -> tuple[gast.expr, _Here]:
-        """The shape of ``array`` as the check at ``s`` reads it."""
+    def loop_flag(self, array: str, axis: int, index: gast.expr, here: _Here):
+        """For an index ``i + c`` of an enclosing ``for i in range(...)`` loop, with
+        ``array`` bound before that loop and not in it: ``(flag, shape, here)``, where
+        ``flag = rt.range_in_bounds(...)``, before the loop, says whether every value
+        the range gives is in range (then the check in the loop is skipped, and
+        Numba's loop stays free of it: LLVM takes the invariant test out); else None."""
+        step = dict((name, (loop, offset)) for name, loop, offset in here.steps).get(
+            getattr(index, "id", None))
+        if step is None or self.kinds[array].ndim is None:
+            return None
+        position, offset = step
+        if self._climb(array, here) > position:
+            return None
+        loop = here.loops[position].node
+        shape, here = self.shape_of(array, loop, here, hoisted_only=True)
+        key = (id(loop), array, axis, offset)
+        flag = self.flags.get(key)
+        if flag is None:
+            flag = self.flags[key] = self.normal.namer.fresh(f"{loop.target.id}_in_{array}")
+            self.kinds[flag] = "bool"
+            self.normal.locals.add(flag)
+            self.normal.temps.add(flag)
+            value = call("rt.range_in_bounds", shape, const(axis), *_range_args(loop),
+                         const(offset))
+            set_callee(value, runtime.range_in_bounds)
+            self.planned.setdefault(id(loop), []).append(
+                gast.copy_location(assign(flag, value, line_of(loop)), loop))
+        return flag, shape, here
+
+    def _climb(self, array: str, here: _Here) -> int:
+        """The outermost enclosing loop before which ``array``'s shape can be read
+        (``len(here.loops)``: none, only where it is read)."""
+        reached = len(here.loops)
+        for position in range(len(here.loops) - 1, -1, -1):
+            loop = here.loops[position]
+            if array in loop.binds or array not in loop.defined:
+                break
+            reached = position
+        return 0 if array in self.fixed else reached
+
+    def shape_of(self, array: str, s: gast.stmt, here: _Here, hoisted_only: bool = False
+                 ) -> tuple[gast.expr, _Here]:
+        """The shape of ``array`` as the check at ``s`` reads it (``hoisted_only``: read
+        before the loop ``s``, never a name bound in it)."""
         ndim = self.kinds[array].ndim
         if ndim is None:
             return load(array), here  # a shape of unknown length: the array itself
         known = dict(here.shapes).get(array)
-        if known is not None:
+        if known is not None and not hoisted_only:
             return load(known), here
-        place = s
-        for loop in reversed(here.loops):
-            if array in loop.binds or array not in loop.defined:
-                break
-            place = loop.node
+        reached = self._climb(array, here)
+        place = here.loops[reached].node if reached < len(here.loops) else s
         if array in self.fixed:
             place = self.normal.node.body[0]
         name = self.hoisted.get((id(place), array))
@@ -212,23 +259,29 @@ class _Planner:
             set_callee(value, np.shape)
             read = gast.copy_location(assign(name, value, line_of(place)), place)
             self.planned.setdefault(id(place), []).append(read)
-            if place is s:
+            if place is s and not hoisted_only:
                 here = replace(here, shapes=here.shapes + ((array, name),))
             else:
                 self.hoisted[(id(place), array)] = name
         return load(name), here
 
     def check(self, node: gast.Subscript, shape: gast.expr, axis: int, index: gast.expr,
-              s: gast.stmt) -> gast.stmt:
-        """``rt.check_index(shape, axis, index, "file:line:col", "function")``."""
+              s: gast.stmt, flag: str | None) -> gast.stmt:
+        """``rt.check_index(shape, axis, index, "file:line:col", "function")``, or
+        ``rt.check_index_unless(flag, shape, ...)``."""
         parsed = self.normal.parsed
         where = node if getattr(node, "lineno", None) is not None else s
         location = Location(parsed.filename,
                             getattr(where, "lineno", None) or line_of(s, parsed.node.lineno),
                             (getattr(where, "col_offset", None) or 0) + 1)
-        value = call("rt.check_index", shape, const(axis), copy.copy(index),
-                     const(str(location)), const(self.function))
-        set_callee(value, runtime.check_index)
+        arguments = (shape, const(axis), copy.copy(index), const(str(location)),
+                     const(self.function))
+        if flag:
+            value = call("rt.check_index_unless", load(flag), *arguments)
+            set_callee(value, runtime.check_index_unless)
+        else:
+            value = call("rt.check_index", *arguments)
+            set_callee(value, runtime.check_index)
         statement = gast.copy_location(expr_stmt(value), s)
         set_line(statement, line_of(s))
         return statement
@@ -260,13 +313,36 @@ def user_function_name(parsed) -> str:
 
 def _bound_by(s: gast.Assign, here: _Here) -> _Here:
     """After ``name = value`` (bound again already taken out of ``here``): ``name`` is
-    defined, and holds a shape when ``value`` is ``np.shape(array)``."""
+    defined, holds a shape when ``value`` is ``np.shape(array)``, and a loop's variable
+    plus a constant for ``i + c``, ``c + i``, ``i - c``."""
     name, value = s.targets[0].id, s.value
     here = replace(here, defined=here.defined | {name})
     if isinstance(value, gast.Call) and callee_of(value) is np.shape and value.args \
             and isinstance(value.args[0], gast.Name):
         here = replace(here, shapes=here.shapes + ((value.args[0].id, name),))
+    if isinstance(value, gast.BinOp) and isinstance(value.op, gast.Add | gast.Sub):
+        steps = {n: (loop, offset) for n, loop, offset in here.steps}
+        left, right = value.left, value.right
+        if isinstance(value.op, gast.Add) and isinstance(left, gast.Constant):
+            left, right = right, left
+        if isinstance(left, gast.Name) and left.id in steps and \
+                isinstance(right, gast.Constant) and type(right.value) is int:
+            loop, offset = steps[left.id]
+            offset += right.value if isinstance(value.op, gast.Add) else -right.value
+            here = replace(here, steps=here.steps + ((name, loop, offset),))
     return here
+
+
+def _range_args(loop: gast.For) -> tuple[gast.expr, gast.expr, gast.expr] | None:
+    """``(start, stop, step)`` of ``for i in range(...)`` (copies), or None."""
+    it = loop.iter
+    if not (isinstance(it, gast.Call) and callee_of(it) is range and not it.keywords
+            and 1 <= len(it.args) <= 3):
+        return None
+    args = [copy.copy(a) for a in it.args]
+    if len(args) == 1:
+        args = [const(0)] + args
+    return (args[0], args[1], args[2] if len(args) == 3 else const(1))
 
 
 def _atom_key(index: gast.expr) -> tuple:

@@ -308,11 +308,40 @@ def other_array(signal, weights):
     return total
 
 
-@pytest.mark.parametrize("fn, args, checked", [
-    (past_the_end, (SIGNAL,), "signal_shape, 0, i_add_1"),
-    (other_array, (SIGNAL, np.ones(3)), "weights_shape, 0, i"),
+@pytest.mark.parametrize("fn, args, flag, checked", [
+    (past_the_end, (SIGNAL,), "rt.range_in_bounds(signal_shape_1, 0, 0, signal_shape_0, 1, 1)",
+     "rt.check_index_unless(i_in_signal, signal_shape_1, 0, i_add_1, "),
+    (other_array, (SIGNAL, np.ones(3)), "rt.range_in_bounds(weights_shape, 0, 0, "
+     "signal_shape_0, 1, 0)", "rt.check_index_unless(i_in_weights, weights_shape, 0, i, "),
 ], ids=["one past the end", "another array's length"])
-def test_indices_not_proven_keep_their_check(fn, args, checked):
+def test_indices_not_proven_keep_their_check(fn, args, flag, checked):
+    """Checked in the loop unless the loop's whole range, checked once before it, is in
+    range (then Numba compiles the loop without the check)."""
     source = ad.source(fn, *args)
-    assert source.count(f"rt.check_index({checked}, ") == 3  # primal, forward, fused
-    assert source.count("rt.check_index(") == 3
+    assert source.count(checked) == 3  # primal, forward, fused
+    assert source.count("rt.check_index") == 3
+    assert source.count(flag) == 3
+
+
+def first_items(signal, count):
+    total = 0.0
+    for i in range(signal.shape[0] + 5):
+        if i < count:
+            total += signal[i] * signal[i]
+    return total
+
+
+@pytest.mark.parametrize("jit", [False, True], ids=["python", "numba"])
+def test_a_loop_whose_range_is_not_in_bounds_checks_each_index(jit):
+    """The loop's range runs past the end, but the reads stay in range: no error; one
+    past the end, the first index out of range is named."""
+    df = ad.differentiable(first_items, jit=jit)
+    value, gradient = ad.value_and_gradient(df)(SIGNAL, 3)
+    assert value == pytest.approx(np.sum(SIGNAL ** 2))
+    np.testing.assert_allclose(gradient, 2 * SIGNAL)
+    with pytest.raises(IndexError) as raised:
+        ad.gradient(df)(SIGNAL, 7)
+    assert str(raised.value) == (f"{_where(first_items, 'signal[i] * ')}: index 3 is out of "
+                                 "bounds for axis 0 with size 3 (in first_items)")
+    with pytest.raises(IndexError, match="index 3 is out of bounds for axis 0 with size 3"):
+        ad.gradient(ad.differentiable(past_the_end, jit=jit))(SIGNAL)
