@@ -68,8 +68,18 @@ import numpy as np
 
 from s2s_ad import runtime
 from s2s_ad.compiler.index_ranges import IndexRanges, bound_names, integer_parts
+from s2s_ad.compiler.loop_indices import (
+    Fact,
+    Invariant,
+    Loop,
+    Step,
+    as_atom,
+    key_of,
+    stem_of,
+    value_of,
+)
 from s2s_ad.compiler.syntax.annotations import callee_of, line_of, set_callee, set_line
-from s2s_ad.compiler.syntax.builders import assign, call, const, expr_stmt, load
+from s2s_ad.compiler.syntax.builders import assign, binop, call, const, expr_stmt, load
 from s2s_ad.errors import Location
 from s2s_ad.kinds import ArrayKind, Kind
 
@@ -87,6 +97,7 @@ def planned_checks(normal, kinds: dict[str, Kind]) -> dict[int, list[gast.stmt]]
     always = set(normal.params) | set(normal.hidden) | set(normal.externals)
     planner.fixed = always - bound_names(normal.node.body)
     planner.block(normal.node.body, _Here(defined=frozenset(always)))
+    planner.join_flags()
     return planner.planned
 
 
@@ -109,31 +120,22 @@ def insert_checks(fdef: gast.FunctionDef, planned: dict[int, list[gast.stmt]]) -
 
 
 @dataclass(frozen=True)
-class _Loop:
-    """An enclosing loop: the names it binds, and those surely bound before it."""
-
-    node: gast.stmt
-    binds: frozenset[str]
-    defined: frozenset[str]
-
-
-@dataclass(frozen=True)
 class _Here:
     """What holds at a point of the function: the checks ``made`` (keys ``(array,
     axis, index)``), the enclosing ``loops``, the names surely ``defined``, and the
     ``shapes`` read into names (``(array, name)``), none of them bound again since."""
 
     made: frozenset = frozenset()
-    loops: tuple[_Loop, ...] = ()
+    loops: tuple[Loop, ...] = ()
     defined: frozenset[str] = frozenset()
     shapes: tuple[tuple[str, str], ...] = ()
-    steps: tuple[tuple[str, int, int], ...] = ()  # (name, loop, offset): loops[loop]'s i + offset
+    values: tuple[tuple[str, Fact], ...] = ()  # ints invariant in, or stepping with, loops
 
     def without(self, bound: set[str]) -> _Here:
         """After a statement that binds ``bound``."""
         return replace(self, made=frozenset(k for k in self.made if not _names_of(k) & bound),
                        shapes=tuple(p for p in self.shapes if not set(p) & bound),
-                       steps=tuple(e for e in self.steps if e[0] not in bound))
+                       values=tuple(e for e in self.values if e[0] not in bound))
 
 
 class _Planner:
@@ -152,7 +154,10 @@ class _Planner:
         self.planned: dict[int, list[gast.stmt]] = {}
         self.hoisted: dict[tuple[int, str], str] = {}  # (loop, array) -> shape name
         self.fixed: set[str] = set()  # arguments never bound again: shapes read first
-        self.flags: dict[tuple, str] = {}  # (loop, array, axis, offset) -> flag name
+        self.flags: dict[tuple, str] = {}  # (loop, array, axis, kind, offset) -> flag name
+        self.hoisted_values: dict[tuple, str] = {}  # (loop, value) -> name computed before it
+        self.loop_parts: dict[int, tuple[gast.stmt, list[str]]] = {}  # loop -> its flags
+        self.joined: dict[int, str] = {}  # loop -> the flag its checks test
 
     def block(self, stmts: list[gast.stmt], here: _Here) -> None:
         for s in stmts:
@@ -161,19 +166,19 @@ class _Planner:
             here = self.checks(s, here).without(bound_names([s]))
             inside = here
             if isinstance(s, gast.For | gast.While):
-                inside = replace(here, loops=here.loops + (_Loop(s, frozenset(bound_names([s])),
+                inside = replace(here, loops=here.loops + (Loop(s, frozenset(bound_names([s])),
                                                                  here.defined),))
             if isinstance(s, gast.For) and isinstance(s.target, gast.Name):
                 inside = replace(inside, defined=here.defined | {s.target.id})
                 if _range_args(s) is not None and s.target.id not in bound_names(s.body):
-                    inside = replace(inside, steps=inside.steps + (
-                        (s.target.id, len(here.loops), 0),))
+                    inside = replace(inside, values=inside.values + (
+                        (s.target.id, Step(len(here.loops), const(0))),))
             for field in _BLOCKS:
                 part = getattr(s, field, None)
                 if isinstance(part, list) and part and isinstance(part[0], gast.stmt):
                     self.block(part, inside)
             if isinstance(s, gast.Assign) and isinstance(s.targets[0], gast.Name):
-                here = _bound_by(s, here)
+                here = _bound_by(s, here, self.kinds)
 
     def checks(self, s: gast.stmt, here: _Here) -> _Here:
         """Plan the checks of the indices ``s`` itself uses (a compound statement's
@@ -185,7 +190,7 @@ class _Planner:
                     and isinstance(self.kinds.get(node.value.id), ArrayKind)):
                 continue
             for axis, index in integer_parts(node, self.kinds):
-                key = (node.value.id, axis, _atom_key(index))
+                key = (node.value.id, axis, self.index_key(index, here))
                 if key not in here.made and not self.ranges.in_range(node, axis):
                     flagged = self.loop_flag(node.value.id, axis, index, here)
                     shape, here = flagged[1:] if flagged else \
@@ -195,34 +200,109 @@ class _Planner:
                     here = replace(here, made=here.made | {key})
         return here
 
+    def index_key(self, index: gast.expr, here: _Here) -> tuple:
+        """The index as a key: in a loop, its value when known (``h + 1`` in the
+        ``j`` loop: ``h_add_1`` and ``h_add_1_1`` are one index there), else the atom."""
+        fact = value_of(index, dict(here.values), here.loops, self.kinds)
+        if fact is None or fact.loop >= len(here.loops):
+            return _atom_key(index)
+        what = fact.offset if isinstance(fact, Step) else fact.expr
+        return ("value", key_of(what), type(fact).__name__, fact.loop,
+                frozenset(n.id for n in gast.walk(what) if isinstance(n, gast.Name)))
+
     def loop_flag(self, array: str, axis: int, index: gast.expr, here: _Here):
-        """For an index ``i + c`` of an enclosing ``for i in range(...)`` loop, with
-        ``array`` bound before that loop and not in it: ``(flag, shape, here)``, where
-        ``flag = rt.range_in_bounds(...)``, before the loop, says whether every value
-        the range gives is in range (then the check in the loop is skipped, and
-        Numba's loop stays free of it: LLVM takes the invariant test out); else None."""
-        step = dict((name, (loop, offset)) for name, loop, offset in here.steps).get(
-            getattr(index, "id", None))
-        if step is None or self.kinds[array].ndim is None:
+        """For an index the same in every iteration of an enclosing loop, or ``i + c``
+        of an enclosing ``for i in range(...)`` loop (``c`` the same in every
+        iteration), with ``array`` bound before that loop and not in it: ``(flag,
+        shape, here)``, where ``flag``, computed before the loop
+        (``rt.index_in_bounds``, ``rt.range_in_bounds`` of the loop's whole range),
+        says the index is in range in every iteration (then the check in the loop is
+        skipped, and Numba's loop stays free of it); else None."""
+        if self.kinds[array].ndim is None or not here.loops:
             return None
-        position, offset = step
-        if self._climb(array, here) > position:
+        fact = value_of(index, dict(here.values), here.loops, self.kinds)
+        reach = self._climb(array, here)
+        if isinstance(fact, Step) and reach <= fact.loop:
+            level = fact.loop
+        elif isinstance(fact, Invariant) and max(reach, fact.loop) < len(here.loops):
+            level = max(reach, fact.loop)
+        else:
             return None
-        loop = here.loops[position].node
+        loop = here.loops[level].node
         shape, here = self.shape_of(array, loop, here, hoisted_only=True)
-        key = (id(loop), array, axis, offset)
-        flag = self.flags.get(key)
-        if flag is None:
-            flag = self.flags[key] = self.normal.namer.fresh(f"{loop.target.id}_in_{array}")
-            self.kinds[flag] = "bool"
-            self.normal.locals.add(flag)
-            self.normal.temps.add(flag)
-            value = call("rt.range_in_bounds", shape, const(axis), *_range_args(loop),
-                         const(offset))
+        what = fact.offset if isinstance(fact, Step) else fact.expr
+        key = (id(loop), array, axis, type(fact), key_of(what))
+        if key not in self.flags:
+            self.flags[key] = self.flag(fact, loop, array, axis, shape)
+            self.loop_parts.setdefault(id(loop), (loop, []))[1].append(self.flags[key])
+        if id(loop) not in self.joined:
+            target = loop.target.id if isinstance(loop, gast.For) else "loop"
+            self.joined[id(loop)] = self.new_name(f"{target}_in_bounds", "bool")
+        return self.joined[id(loop)], shape, here
+
+    def join_flags(self) -> None:
+        """Before each loop, its flags joined into the one its checks test: ``flag =
+        a & b & ...`` (one flag, not one for each array and index, lives through the
+        loop), or the one flag itself."""
+        for key, (loop, parts) in self.loop_parts.items():
+            joined = self.joined[key]
+            if len(parts) == 1:
+                first = next(s for s in self.planned[key] if isinstance(s, gast.Assign)
+                             and s.targets[0].id == parts[0])
+                first.targets[0].id = joined
+                self.forget(parts[0])
+                continue
+            value = load(parts[0])
+            for part in parts[1:]:
+                value = binop(value, gast.BitAnd(), load(part))
+            self.before(loop, assign(joined, value))
+
+    def forget(self, name: str) -> None:
+        """Take back the local ``name`` (never used)."""
+        del self.kinds[name]
+        self.normal.locals.discard(name)
+        self.normal.temps.discard(name)
+
+    def flag(self, fact: Fact, loop: gast.stmt, array: str, axis: int, shape: gast.expr
+             ) -> str:
+        """``flag = rt.range_in_bounds(shape, axis, start, stop, step, offset)`` (a
+        :class:`Step` of ``loop``) or ``flag = rt.index_in_bounds(shape, axis, index)``
+        (an :class:`Invariant`), before ``loop``, with the offset or index computed
+        there first."""
+        def emit(stem: str, value: gast.expr) -> str:
+            key = (id(loop), key_of(value))
+            if key not in self.hoisted_values:
+                self.hoisted_values[key] = self.new_name(stem, "int")
+                self.before(loop, assign(self.hoisted_values[key], value))
+            return self.hoisted_values[key]
+
+        if isinstance(fact, Step):
+            stem = f"{loop.target.id}_in_{array}"
+            value = call("rt.range_in_bounds", copy.copy(shape), const(axis), *_range_args(loop),
+                         as_atom(fact.offset, emit))
             set_callee(value, runtime.range_in_bounds)
-            self.planned.setdefault(id(loop), []).append(
-                gast.copy_location(assign(flag, value, line_of(loop)), loop))
-        return flag, shape, here
+        else:
+            index = stem_of(fact.expr)
+            stem = f"{'index_' if isinstance(fact.expr, gast.Constant) else ''}{index}_in_{array}"
+            value = call("rt.index_in_bounds", copy.copy(shape), const(axis),
+                         as_atom(fact.expr, emit))
+            set_callee(value, runtime.index_in_bounds)
+        name = self.new_name(stem, "bool")
+        self.before(loop, assign(name, value))
+        return name
+
+    def new_name(self, stem: str, kind: Kind) -> str:
+        """A new local of s2s_ad's, of ``kind``."""
+        name = self.normal.namer.fresh(stem)
+        self.kinds[name] = kind
+        self.normal.locals.add(name)
+        self.normal.temps.add(name)
+        return name
+
+    def before(self, place: gast.stmt, statement: gast.stmt) -> None:
+        """Plan ``statement`` before ``place`` (after those planned there already)."""
+        set_line(statement, line_of(place))
+        self.planned.setdefault(id(place), []).append(gast.copy_location(statement, place))
 
     def _climb(self, array: str, here: _Here) -> int:
         """The outermost enclosing loop before which ``array``'s shape can be read
@@ -251,10 +331,7 @@ class _Planner:
             place = self.normal.node.body[0]
         name = self.hoisted.get((id(place), array))
         if name is None:
-            name = self.normal.namer.fresh(f"{array}_shape")
-            self.kinds[name] = ("int",) * ndim
-            self.normal.locals.add(name)
-            self.normal.temps.add(name)
+            name = self.new_name(f"{array}_shape", ("int",) * ndim)
             value = call("np.shape", load(array))
             set_callee(value, np.shape)
             read = gast.copy_location(assign(name, value, line_of(place)), place)
@@ -311,25 +388,20 @@ def user_function_name(parsed) -> str:
     return qualname.replace("<locals>.", "") if qualname else parsed.name
 
 
-def _bound_by(s: gast.Assign, here: _Here) -> _Here:
+def _bound_by(s: gast.Assign, here: _Here, kinds: dict[str, Kind]) -> _Here:
     """After ``name = value`` (bound again already taken out of ``here``): ``name`` is
-    defined, holds a shape when ``value`` is ``np.shape(array)``, and a loop's variable
-    plus a constant for ``i + c``, ``c + i``, ``i - c``."""
+    defined, holds a shape when ``value`` is ``np.shape(array)``, and an int the same
+    in every iteration of an enclosing loop, or stepping with its range, when
+    :func:`~s2s_ad.compiler.loop_indices.value_of` finds so."""
     name, value = s.targets[0].id, s.value
     here = replace(here, defined=here.defined | {name})
     if isinstance(value, gast.Call) and callee_of(value) is np.shape and value.args \
             and isinstance(value.args[0], gast.Name):
         here = replace(here, shapes=here.shapes + ((value.args[0].id, name),))
-    if isinstance(value, gast.BinOp) and isinstance(value.op, gast.Add | gast.Sub):
-        steps = {n: (loop, offset) for n, loop, offset in here.steps}
-        left, right = value.left, value.right
-        if isinstance(value.op, gast.Add) and isinstance(left, gast.Constant):
-            left, right = right, left
-        if isinstance(left, gast.Name) and left.id in steps and \
-                isinstance(right, gast.Constant) and type(right.value) is int:
-            loop, offset = steps[left.id]
-            offset += right.value if isinstance(value.op, gast.Add) else -right.value
-            here = replace(here, steps=here.steps + ((name, loop, offset),))
+    if kinds.get(name) == "int":
+        fact = value_of(value, dict(here.values), here.loops, kinds)
+        if fact is not None and fact.loop < len(here.loops):
+            here = replace(here, values=here.values + ((name, fact),))
     return here
 
 
@@ -352,5 +424,7 @@ def _atom_key(index: gast.expr) -> tuple:
 
 def _names_of(key: tuple) -> set[str]:
     """The names a check's key reads (bound again, the check is stale)."""
-    array, _, (what, value) = key
+    array, _, (what, value, *value_names) = key
+    if what == "value":  # (names bound in the loop it holds in: the key stays in it)
+        return {array, *value_names[-1]}
     return {array, value} if what == "name" else {array}

@@ -65,6 +65,7 @@ primitive(runtime.check_index, ("shape", "axis", "index", "location", "function"
           kind="none")
 primitive(runtime.check_index_unless,
           ("known", "shape", "axis", "index", "location", "function"), kind="none")
+primitive(runtime.index_in_bounds, ("shape", "axis", "index"), kind="bool")
 primitive(runtime.range_in_bounds, ("shape", "axis", "start", "stop", "step", "offset"),
           kind="bool")
 primitive(np.ravel, ("x",), {"x": "rt.reshape_like(g, x)"}, forward="rt.reshape(x, (-1,))",

@@ -19,7 +19,7 @@ import numpy as np
 from numba.core import types
 from numba.extending import overload, register_jitable
 
-__all__ = ["check_index", "check_index_unless", "range_in_bounds"]
+__all__ = ["check_index", "check_index_unless", "index_in_bounds", "range_in_bounds"]
 
 
 def check_index(shape, axis, index, location, function):
@@ -46,6 +46,18 @@ def check_index_unless(known, shape, axis, index, location, function):
     twice, without the check when every index is in range)."""
     if not known:
         check_index(shape, axis, index, location, function)
+
+
+@register_jitable
+def index_in_bounds(shape, axis, index):
+    """Whether the integer ``index`` is in range for ``shape[axis]`` (an index the
+    same in every iteration of a loop, checked once before it).
+
+    >>> index_in_bounds((5,), 0, -5), index_in_bounds((5,), 0, 5)
+    (True, False)
+    """
+    size = shape[axis]
+    return index >= -size and index < size
 
 
 @register_jitable
