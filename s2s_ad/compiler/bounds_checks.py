@@ -16,7 +16,8 @@ into the same arrays or into cotangents of their shapes.  s2s_ad's own gradient
 code (read again for second derivatives) already carries the checks of the
 forward it came from, and gets none more.
 
-Before and after (``x[i]`` is in range; ``x[k]`` may not be):
+Before and after (``x[i]`` is in range; ``x[k]`` may not be, and is the same in every
+iteration: checked in the loop only when not found in range before it):
 
 >>> import numpy as np
 >>> import s2s_ad as ad
@@ -43,14 +44,16 @@ def f(x, k):
 >>> print(ad.source(f, np.ones(3), 1, stage="bounds"))  # doctest: +ELLIPSIS
 def f(x, k):
     # line 2: total = 0.0
+    x_shape_1 = np.shape(x)
     total = 0.0
     # line 3: for i in range(x.shape[0]):
     x_shape = x.shape(x)
     x_shape_0 = x_shape[0]
+    i_in_bounds = rt.index_in_bounds(x_shape_1, 0, k)
     for i in range(x_shape_0):
         # line 4: total += x[i] * x[k]
         x_item = x[i]
-        rt.check_index(x_shape, 0, k, '<doctest ...>:4:25', 'f')
+        rt.check_index_unless(i_in_bounds, x_shape_1, 0, k, '<doctest ...>:4:25', 'f')
         x_item_1 = x[k]
         mul = x_item * x_item_1
         total = total + mul
@@ -73,9 +76,11 @@ from s2s_ad.compiler.loop_indices import (
     Invariant,
     Loop,
     Step,
-    as_atom,
+    flag_value,
     key_of,
-    stem_of,
+    outermost,
+    range_args,
+    value_key,
     value_of,
 )
 from s2s_ad.compiler.syntax.annotations import callee_of, line_of, set_callee, set_line
@@ -170,7 +175,7 @@ class _Planner:
                                                                  here.defined),))
             if isinstance(s, gast.For) and isinstance(s.target, gast.Name):
                 inside = replace(inside, defined=here.defined | {s.target.id})
-                if _range_args(s) is not None and s.target.id not in bound_names(s.body):
+                if range_args(s) is not None and s.target.id not in bound_names(s.body):
                     inside = replace(inside, values=inside.values + (
                         (s.target.id, Step(len(here.loops), const(0))),))
             for field in _BLOCKS:
@@ -201,14 +206,9 @@ class _Planner:
         return here
 
     def index_key(self, index: gast.expr, here: _Here) -> tuple:
-        """The index as a key: in a loop, its value when known (``h + 1`` in the
-        ``j`` loop: ``h_add_1`` and ``h_add_1_1`` are one index there), else the atom."""
-        fact = value_of(index, dict(here.values), here.loops, self.kinds)
-        if fact is None or fact.loop >= len(here.loops):
-            return _atom_key(index)
-        what = fact.offset if isinstance(fact, Step) else fact.expr
-        return ("value", key_of(what), type(fact).__name__, fact.loop,
-                frozenset(n.id for n in gast.walk(what) if isinstance(n, gast.Name)))
+        """The index as a key: its value in a loop when known (``h_add_1`` and
+        ``h_add_1_1``, both ``h + 1``, are one index there), else the atom."""
+        return value_key(index, dict(here.values), here.loops, self.kinds) or _atom_key(index)
 
     def loop_flag(self, array: str, axis: int, index: gast.expr, here: _Here):
         """For an index the same in every iteration of an enclosing loop, or ``i + c``
@@ -276,17 +276,7 @@ class _Planner:
                 self.before(loop, assign(self.hoisted_values[key], value))
             return self.hoisted_values[key]
 
-        if isinstance(fact, Step):
-            stem = f"{loop.target.id}_in_{array}"
-            value = call("rt.range_in_bounds", copy.copy(shape), const(axis), *_range_args(loop),
-                         as_atom(fact.offset, emit))
-            set_callee(value, runtime.range_in_bounds)
-        else:
-            index = stem_of(fact.expr)
-            stem = f"{'index_' if isinstance(fact.expr, gast.Constant) else ''}{index}_in_{array}"
-            value = call("rt.index_in_bounds", copy.copy(shape), const(axis),
-                         as_atom(fact.expr, emit))
-            set_callee(value, runtime.index_in_bounds)
+        stem, value = flag_value(fact, loop, array, axis, copy.copy(shape), emit)
         name = self.new_name(stem, "bool")
         self.before(loop, assign(name, value))
         return name
@@ -307,13 +297,7 @@ class _Planner:
     def _climb(self, array: str, here: _Here) -> int:
         """The outermost enclosing loop before which ``array``'s shape can be read
         (``len(here.loops)``: none, only where it is read)."""
-        reached = len(here.loops)
-        for position in range(len(here.loops) - 1, -1, -1):
-            loop = here.loops[position]
-            if array in loop.binds or array not in loop.defined:
-                break
-            reached = position
-        return 0 if array in self.fixed else reached
+        return 0 if array in self.fixed else outermost(array, here.loops)
 
     def shape_of(self, array: str, s: gast.stmt, here: _Here, hoisted_only: bool = False
                  ) -> tuple[gast.expr, _Here]:
@@ -403,18 +387,6 @@ def _bound_by(s: gast.Assign, here: _Here, kinds: dict[str, Kind]) -> _Here:
         if fact is not None and fact.loop < len(here.loops):
             here = replace(here, values=here.values + ((name, fact),))
     return here
-
-
-def _range_args(loop: gast.For) -> tuple[gast.expr, gast.expr, gast.expr] | None:
-    """``(start, stop, step)`` of ``for i in range(...)`` (copies), or None."""
-    it = loop.iter
-    if not (isinstance(it, gast.Call) and callee_of(it) is range and not it.keywords
-            and 1 <= len(it.args) <= 3):
-        return None
-    args = [copy.copy(a) for a in it.args]
-    if len(args) == 1:
-        args = [const(0)] + args
-    return (args[0], args[1], args[2] if len(args) == 3 else const(1))
 
 
 def _atom_key(index: gast.expr) -> tuple:

@@ -11,7 +11,10 @@ Following a function in order, a name bound to an int may be known as
 * :class:`Step`: a range loop's variable plus such an invariant offset
   (``b_add_j = b + j``, ``i_add_1 = i + 1``).
 
-A fact lasts until its name is bound again (the caller forgets it); a name bound
+Before the loop, a flag says such an index is in range in every iteration (all
+of a loop's such flags joined in one); in the loop, the check runs only when the
+flag is false, so an index out of range still raises in the iteration that uses
+it, with the same message.  A fact lasts until its name is bound again (the caller forgets it); a name bound
 in a loop starts each iteration with no fact, so the facts inside a loop are
 those of the statements run in the iteration before the use.
 
@@ -29,12 +32,15 @@ True
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Callable
 from dataclasses import dataclass
 
 import gast
 
-from s2s_ad.compiler.syntax.builders import binop, const
+from s2s_ad import runtime
+from s2s_ad.compiler.syntax.annotations import callee_of, set_callee
+from s2s_ad.compiler.syntax.builders import binop, call, const
 
 _OPS = {gast.Add: "add", gast.Sub: "sub", gast.Mult: "mul"}
 
@@ -86,14 +92,32 @@ def value_of(node: gast.expr, facts: dict[str, Fact], loops: tuple[Loop, ...],
     return None
 
 
-def _outside(name: str, loops: tuple[Loop, ...]) -> Invariant | None:
-    """``name`` as an invariant of the outermost run of innermost loops that do not
-    bind it and that it is bound before."""
+def value_key(index: gast.expr, facts: dict[str, Fact], loops: tuple[Loop, ...],
+              kinds: dict) -> tuple | None:
+    """The value of ``index`` in the innermost loop as a check's key ``("value", ...,
+    names it reads)`` (equal values, equal keys), when known there; else None."""
+    fact = value_of(index, facts, loops, kinds)
+    if fact is None or fact.loop >= len(loops):
+        return None
+    what = fact.offset if isinstance(fact, Step) else fact.expr
+    return ("value", key_of(what), type(fact).__name__, fact.loop,
+            frozenset(n.id for n in gast.walk(what) if isinstance(n, gast.Name)))
+
+
+def outermost(name: str, loops: tuple[Loop, ...]) -> int:
+    """The outermost of the innermost ``loops`` that do not bind ``name`` and that it
+    is bound before (``len(loops)``: not the innermost)."""
     reached = len(loops)
     for position in range(len(loops) - 1, -1, -1):
         if name in loops[position].binds or name not in loops[position].defined:
             break
         reached = position
+    return reached
+
+
+def _outside(name: str, loops: tuple[Loop, ...]) -> Invariant | None:
+    """``name``, bound before and not in the innermost loops, as their invariant."""
+    reached = outermost(name, loops)
     return Invariant(reached, gast.Name(name, gast.Load(), None, None)) \
         if reached < len(loops) else None
 
@@ -122,6 +146,36 @@ def _plus(offset: gast.expr, op: gast.operator, more: gast.expr) -> gast.expr:
         return const(offset.value + more.value if isinstance(op, gast.Add)
                      else offset.value - more.value)
     return binop(offset, op, more)
+
+
+def flag_value(fact: Fact, loop: gast.stmt, array: str, axis: int, shape: gast.expr,
+               emit: Callable[[str, gast.expr], str]) -> tuple[str, gast.Call]:
+    """``(stem, value)`` of the flag computed before ``loop`` that says the index
+    ``fact`` stands for is in range for ``shape[axis]`` (the shape of ``array``) in
+    every iteration: ``rt.range_in_bounds(shape, axis, start, stop, step, offset)``
+    of a :class:`Step`, ``rt.index_in_bounds(shape, axis, index)`` of an
+    :class:`Invariant`; ``emit`` (see :func:`as_atom`) computes the offset or index."""
+    if isinstance(fact, Step):
+        value = call("rt.range_in_bounds", shape, const(axis), *range_args(loop),
+                     as_atom(fact.offset, emit))
+        set_callee(value, runtime.range_in_bounds)
+        return f"{loop.target.id}_in_{array}", value
+    value = call("rt.index_in_bounds", shape, const(axis), as_atom(fact.expr, emit))
+    set_callee(value, runtime.index_in_bounds)
+    constant = isinstance(fact.expr, gast.Constant)
+    return f"{'index_' if constant else ''}{stem_of(fact.expr)}_in_{array}", value
+
+
+def range_args(loop: gast.For) -> tuple[gast.expr, gast.expr, gast.expr] | None:
+    """``(start, stop, step)`` of ``for i in range(...)`` (copies), or None."""
+    it = loop.iter
+    if not (isinstance(it, gast.Call) and callee_of(it) is range and not it.keywords
+            and 1 <= len(it.args) <= 3):
+        return None
+    args = [copy.copy(a) for a in it.args]
+    if len(args) == 1:
+        args = [const(0)] + args
+    return (args[0], args[1], args[2] if len(args) == 3 else const(1))
 
 
 def as_atom(expr: gast.expr, emit: Callable[[str, gast.expr], str]) -> gast.expr:
