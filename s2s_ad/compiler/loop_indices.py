@@ -14,7 +14,9 @@ Following a function in order, a name bound to an int may be known as
 Before the loop, a flag says such an index is in range in every iteration (all
 of a loop's such flags joined in one); in the loop, the check runs only when the
 flag is false, so an index out of range still raises in the iteration that uses
-it, with the same message.  A fact lasts until its name is bound again (the caller forgets it); a name bound
+it, with the same message.
+
+A fact lasts until its name is bound again (the caller forgets it); a name bound
 in a loop starts each iteration with no fact, so the facts inside a loop are
 those of the statements run in the iteration before the use.
 
