@@ -60,8 +60,14 @@ primitive(np.transpose, ("x",), {"x": "np.transpose(g)"}, kind=same, methods=("t
           view=True, nargs=1)
 primitive(np.copy, ("x",), {"x": "g"}, kind=same, methods=("copy",))
 primitive(runtime.write_back, ("dst", "src"), kind="none")
-primitive(runtime.check_index, ("array", "axis", "index", "location", "function"),
-          kind="none")  # a bounds check (compiler/bounds_checks.py): no value, no derivative
+# bounds checks (compiler/bounds_checks.py): no derivative
+primitive(runtime.check_index, ("shape", "axis", "index", "location", "function"),
+          kind="none")
+primitive(runtime.check_index_unless,
+          ("known", "shape", "axis", "index", "location", "function"), kind="none")
+primitive(runtime.index_in_bounds, ("shape", "axis", "index"), kind="bool")
+primitive(runtime.range_in_bounds, ("shape", "axis", "start", "stop", "step", "offset"),
+          kind="bool")
 primitive(np.ravel, ("x",), {"x": "rt.reshape_like(g, x)"}, forward="rt.reshape(x, (-1,))",
           kind=lambda k, o: ArrayKind(1), methods=("ravel", "flatten"), view=True)
 

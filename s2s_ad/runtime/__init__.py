@@ -46,7 +46,10 @@ module and exactly each one's helpers):
   ``take_axis``, ``take_vjp``, ``take_vjp_axis``, ``write_back`` (argument arrays
   written by the function)
 - ``bounds``: ``check_index`` (an integer index, or an array of them, checked against an
-  axis: NumPy's IndexError at the user's line; Numba checks no bounds)
+  axis: NumPy's IndexError at the user's line; Numba checks no bounds),
+  ``range_in_bounds`` (a loop's whole range, checked once before it),
+  ``index_in_bounds`` (an index the same in every iteration, checked once before the
+  loop) and ``check_index_unless`` (the check in the loop, skipped when that holds)
 - ``rearrange``: ``positions`` and ``gather_vjp`` (the VJP of any selection: tril,
   diag, pad...), ``repeat_axis``, ``repeat_vjp_axis``, ``roll_axis``, ``pad_axis``,
   ``pad_vjp_axis`` (a mode by its code), ``diagonal_last``, ``gradient_axis`` and

@@ -19,7 +19,7 @@ import numpy as np
 from numba.core import types
 from numba.extending import overload, register_jitable
 
-__all__ = ["check_index"]
+__all__ = ["check_index", "check_index_unless", "index_in_bounds", "range_in_bounds"]
 
 
 def check_index(shape, axis, index, location, function):
@@ -40,6 +40,44 @@ def check_index(shape, axis, index, location, function):
         _out_of_bounds(outside[0], axis, size, location, function)
 
 
+def check_index_unless(known, shape, axis, index, location, function):
+    """``check_index`` unless ``known`` (``range_in_bounds`` of the loop whose
+    variable ``index`` is, computed before the loop: Numba then compiles the loop
+    twice, without the check when every index is in range)."""
+    if not known:
+        check_index(shape, axis, index, location, function)
+
+
+@register_jitable
+def index_in_bounds(shape, axis, index):
+    """Whether the integer ``index`` is in range for ``shape[axis]`` (an index the
+    same in every iteration of a loop, checked once before it).
+
+    >>> index_in_bounds((5,), 0, -5), index_in_bounds((5,), 0, 5)
+    (True, False)
+    """
+    size = shape[axis]
+    return index >= -size and index < size
+
+
+@register_jitable
+def range_in_bounds(shape, axis, start, stop, step, offset):
+    """Whether every value of ``range(start, stop, step)`` plus ``offset`` is an index
+    in range for ``shape[axis]`` (True for an empty range).
+
+    >>> range_in_bounds((5,), 0, 1, 5, 1, -1), range_in_bounds((5,), 0, 0, 5, 1, 1)
+    (True, False)
+    """
+    if step > 0 and start < stop:
+        last = start + (stop - start - 1) // step * step
+    elif step < 0 and start > stop:
+        last = start + (stop - start + 1) // step * step
+    else:
+        return True
+    size = shape[axis]
+    return min(start, last) + offset >= -size and max(start, last) + offset < size
+
+
 @register_jitable
 def _out_of_bounds(index, axis, size, location, function):
     """Raise NumPy's IndexError, located at the user's indexing."""
@@ -53,6 +91,14 @@ def _in_array(array, axis, index, location, function):
     code, whose ``...`` index passes -1 for the last axis)."""
     check_index(array.shape, axis + array.ndim if axis < 0 else axis, index, location,
                 function)
+
+
+@overload(check_index_unless, inline="always")
+def _check_index_unless_numba(known, shape, axis, index, location, function):
+    def unless(known, shape, axis, index, location, function):
+        if not known:
+            check_index(shape, axis, index, location, function)
+    return unless
 
 
 @overload(check_index, inline="always")  # inlined: the range test costs two compares

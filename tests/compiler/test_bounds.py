@@ -308,11 +308,113 @@ def other_array(signal, weights):
     return total
 
 
-@pytest.mark.parametrize("fn, args, checked", [
-    (past_the_end, (SIGNAL,), "signal_shape, 0, i_add_1"),
-    (other_array, (SIGNAL, np.ones(3)), "weights_shape, 0, i"),
+@pytest.mark.parametrize("fn, args, flag, checked", [
+    (past_the_end, (SIGNAL,), "i_in_bounds = rt.range_in_bounds(signal_shape_1, 0, 0, "
+     "signal_shape_0, 1, 1)",
+     "rt.check_index_unless(i_in_bounds, signal_shape_1, 0, i_add_1, "),
+    (other_array, (SIGNAL, np.ones(3)), "i_in_bounds = rt.range_in_bounds(weights_shape, 0, 0, "
+     "signal_shape_0, 1, 0)", "rt.check_index_unless(i_in_bounds, weights_shape, 0, i, "),
 ], ids=["one past the end", "another array's length"])
-def test_indices_not_proven_keep_their_check(fn, args, checked):
+def test_indices_not_proven_keep_their_check(fn, args, flag, checked):
+    """Checked in the loop unless the loop's whole range, checked once before it, is in
+    range (then Numba compiles the loop without the check)."""
     source = ad.source(fn, *args)
-    assert source.count(f"rt.check_index({checked}, ") == 3  # primal, forward, fused
-    assert source.count("rt.check_index(") == 3
+    assert source.count(checked) == 3  # primal, forward, fused
+    assert source.count("rt.check_index") == 3
+    assert source.count(flag) == 3
+
+
+def first_items(signal, count):
+    total = 0.0
+    for i in range(signal.shape[0] + 5):
+        if i < count:
+            total += signal[i] * signal[i]
+    return total
+
+
+@pytest.mark.parametrize("jit", [False, True], ids=["python", "numba"])
+def test_a_loop_whose_range_is_not_in_bounds_checks_each_index(jit):
+    """The loop's range runs past the end, but the reads stay in range: no error; one
+    past the end, the first index out of range is named."""
+    df = ad.differentiable(first_items, jit=jit)
+    value, gradient = ad.value_and_gradient(df)(SIGNAL, 3)
+    assert value == pytest.approx(np.sum(SIGNAL ** 2))
+    np.testing.assert_allclose(gradient, 2 * SIGNAL)
+    with pytest.raises(IndexError) as raised:
+        ad.gradient(df)(SIGNAL, 7)
+    assert str(raised.value) == (f"{_where(first_items, 'signal[i] * ')}: index 3 is out of "
+                                 "bounds for axis 0 with size 3 (in first_items)")
+    with pytest.raises(IndexError, match="index 3 is out of bounds for axis 0 with size 3"):
+        ad.gradient(ad.differentiable(past_the_end, jit=jit))(SIGNAL)
+
+
+# ---- indices the same in every iteration, or a loop's variable plus such an offset ------
+def gates(weights, state, row):
+    """The lstm pattern: ``h`` and ``h + 1`` the same in the ``col`` loop, ``width + col``
+    stepping with it; ``row`` out of range raises in the first iteration."""
+    width = state.shape[1]
+    total = 0.0
+    for layer in range(state.shape[0] // 2):
+        h = 2 * layer + row
+        for col in range(width):
+            total += weights[h, col] * weights[h + 1, width + col] * state[h + 1, col]
+    return total
+
+
+def offset_reads(signal, start):
+    """``start + step`` runs past the end when ``start`` > 0: the sum of the reads before."""
+    total = 0.0
+    for step in range(signal.shape[0]):
+        total += signal[start + step]
+    return total
+
+
+WEIGHTS = np.arange(1.0, 17.0).reshape(2, 8) / 10.0
+STATE = np.array([[0.5, -1.0, 2.0, 0.25], [1.5, -0.75, 0.3, 1.2]])
+
+
+@pytest.mark.parametrize("jit", [False, True], ids=["python", "numba"])
+@pytest.mark.parametrize("entry", ["call", "gradient", "jvp", "hvp"])
+def test_an_index_the_same_in_each_iteration_out_of_range_raises_at_its_line(entry, jit):
+    df = ad.differentiable(gates, jit=jit)
+    np.testing.assert_allclose(ENTRY_POINTS["gradient"](df, (WEIGHTS, STATE, 0))[0],
+                               ad.gradient(ad.differentiable(gates, jit=False))(
+                                   WEIGHTS, STATE, 0)[0])
+    with pytest.raises(IndexError) as raised:
+        ENTRY_POINTS[entry](df, (WEIGHTS, STATE, 1))
+    assert str(raised.value) == (f"{_where(gates, 'weights[h + 1, ')}: index 2 is out of "
+                                 "bounds for axis 0 with size 2 (in gates)")
+
+
+def test_the_gradient_with_invariant_and_offset_indices_matches_finite_differences():
+    check_grads(gates, WEIGHTS, STATE, 0)
+    check_grads(offset_reads, SIGNAL, 0)
+
+
+@pytest.mark.parametrize("jit", [False, True], ids=["python", "numba"])
+def test_an_offset_index_past_the_end_raises_at_the_iteration_it_leaves(jit):
+    """``signal[1 + step]``: in range for steps 0 and 1, out at step 2 (index 3); the
+    error names that index, as the per-iteration check did."""
+    df = ad.differentiable(offset_reads, jit=jit)
+    value, gradient = ad.value_and_gradient(df)(SIGNAL, 0)
+    assert value == pytest.approx(np.sum(SIGNAL))
+    with pytest.raises(IndexError) as raised:
+        ad.value_and_gradient(df)(SIGNAL, 1)
+    assert str(raised.value) == (f"{_where(offset_reads, 'signal[start + step]')}: index 3 "
+                                 "is out of bounds for axis 0 with size 3 (in offset_reads)")
+    with pytest.raises(IndexError, match="index -4 is out of bounds"):
+        ad.gradient(df)(SIGNAL, -4)
+
+
+def test_the_lstm_pattern_is_checked_before_the_inner_loop():
+    """``h``, ``h + 1`` and ``width + col``: one flag, computed before the ``col`` loop;
+    in it, the checks test that flag only (one check per distinct index)."""
+    source = ad.source(gates, WEIGHTS, STATE, 0, stage="bounds")
+    before, inside = source.split("    for col in range(width):")
+    assert "h_in_weights = rt.index_in_bounds(weights_shape, 0, h)" in before
+    assert "rt.range_in_bounds(weights_shape, 1, 0, width, 1, width)" in before
+    assert "_in_state = rt.index_in_bounds(state_shape" in before
+    assert "col_in_bounds = h_in_weights & " in before
+    assert "rt.check_index(" not in inside and "in_bounds(" not in inside
+    # weights: h, col, h + 1, width + col; state: h + 1 (its col is proven in range)
+    assert inside.count("rt.check_index_unless(col_in_bounds, ") == 5
