@@ -71,7 +71,8 @@ module and exactly each one's helpers):
 - ``along_axis``: ``trace_axes``, ``trace_vjp`` (any offset, stacks), ``cumprod_axis``,
   ``cumprod_vjp``, ``cumprod_tangent``, ``diff_axis``, ``diff_vjp``
 - ``linalg``: ``det``, ``inv``, ``solve`` of stacks of matrices and their VJPs
-  ``det_vjp``, ``inv_vjp``, ``solve_vjp_a``, ``solve_vjp_b``
+  ``det_vjp``, ``inv_vjp``, ``solve_vjp_a``, ``solve_vjp_b``; ``matrix_power`` (always
+  an array, unlike Numba's)
 - ``decompositions``: ``svd``, ``svd_vjp``, ``singular_values``, ``singular_values_vjp``,
   ``singular_outer``, ``nuclear_norm_slope``, ``eigh``, ``eigh_vjp``, ``eigvalsh``,
   ``eigvalsh_vjp``, ``cholesky``, ``cholesky_vjp``, ``slogdet``, ``slogdet_vjp``,

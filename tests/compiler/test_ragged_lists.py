@@ -12,6 +12,7 @@ import pytest
 
 import s2s_ad as ad
 from s2s_ad.testing import check_grads, directional_difference, fresh_copies
+from s2s_ad.testing.differences import central_difference
 
 # np.row_stack, an alias of np.vstack, is deprecated in NumPy 2 (and still there)
 pytestmark = pytest.mark.filterwarnings("ignore:.*row_stack.*:DeprecationWarning")
@@ -124,9 +125,9 @@ def _hessian_by_differences(f, x, h=1e-5):
     grad = ad.gradient(ad.differentiable(f, jit=False))
     columns = []
     for i in range(x.size):
-        step = np.zeros_like(x)
-        step.flat[i] = h
-        columns.append(((grad(x + step) - grad(x - step)) / (2 * h)).ravel())
+        unit = np.zeros_like(x)
+        unit.flat[i] = 1.0
+        columns.append(np.ravel(central_difference(lambda t, u=unit: grad(x + t * u), h)[0]))
     return np.stack(columns, axis=1)
 
 

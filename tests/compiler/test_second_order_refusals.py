@@ -143,10 +143,11 @@ def test_a_third_derivative_is_refused_at_the_users_call():
     assert "ad.hessian" in caught.value.hint
 
 
-def test_the_jacobian_of_a_gradient_is_refused_at_the_users_call_naming_hessian():
+def test_the_hvp_of_a_gradient_is_refused_at_the_users_call_naming_hessian():
+    # (ad.jacobian(ad.gradient(f)) is ad.hessian(f): tests/api/test_entry_points.py)
     with pytest.raises(NonDifferentiableError) as caught:
-        ad.jacobian(ad.gradient(quartic))(0.5)  # refused: jacobian
-    line, _ = _marked(test_the_jacobian_of_a_gradient_is_refused_at_the_users_call_naming_hessian,
-                      "# refused: jacobian")
+        ad.hvp(ad.gradient(quartic), (0.5,), (1.0,))  # refused: hvp
+    line, _ = _marked(test_the_hvp_of_a_gradient_is_refused_at_the_users_call_naming_hessian,
+                      "# refused: hvp")
     _assert_located(caught.value, line, "quartic")
     assert "ad.hessian(quartic)" in caught.value.hint

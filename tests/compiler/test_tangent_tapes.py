@@ -66,7 +66,7 @@ def drifting(rate, level, count):
 
 
 def _tangent_source(fn, args: tuple, tangents: tuple) -> str:
-    plan = _plan_for(ad.differentiable(fn, jit=False), args, tangents)
+    plan = _plan_for(ad.differentiable(fn, jit=False), args, frozenset(), tangents)
     return plan.inner_t.tangent_module.source
 
 

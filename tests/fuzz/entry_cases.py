@@ -140,7 +140,7 @@ def _same(w, r, params, call, body_lines, args, extra_params=(), extra_args=()):
             Case("", "", "", "", tuple(args) + tuple(extra_args)))
 
 
-def _plain(w, r, extra, params, call, args, value, rng):
+def _unchanged(w, r, extra, params, call, args, value, rng):
     return _same(w, r, params, call, [f"return {call}"], args)
 
 
@@ -276,7 +276,7 @@ def _nested(w, r, extra, params, call, args, value, rng):
     return wrapper, reference, Case("", "", "", "", tuple(args))
 
 
-_MAKERS = {"plain": _plain, "defaults": _defaults, "marker": _marker, "alias": _alias,
+_MAKERS = {"plain": _unchanged, "defaults": _defaults, "marker": _marker, "alias": _alias,
            "alias_write": _alias_write, "writes": _writes, "float32": _float32,
            "tuple": _tuple, "dict": _dict, "array": _array, "out_of_range": _out_of_range,
            "in_range": _in_range, "nested": _nested}

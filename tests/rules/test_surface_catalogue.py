@@ -32,7 +32,6 @@ REFUSED: dict[str, str] = {
     "np.asarray": "no rule yet (np.array of an array works)",
     "join:np.concatenate(({a},{b}),axis=None):(2,3),(4,)":
         "axis=None: flatten the pieces first (the message says how)",
-    "join:np.row_stack(({a},{b})):(2,3),(3,)": "vstack of arrays of different ranks",
     "np.dstack": "no rule yet",
     "indexing:{a}[{b},{c}]:(5,4),(3,),(3,)": "two index arrays in one subscript",
     "special:scipy.special.logsumexp({a},axis=0,b={b}):(3,4),(3,4)":

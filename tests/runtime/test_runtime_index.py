@@ -45,7 +45,8 @@ def test_every_helper_is_bound_in_its_module_source_under_its_own_name():
         module = importlib.import_module(f"s2s_ad.runtime.{module_name}")
         source = Path(module.__file__).read_text()
         for name in getattr(module, "__all__", []):
-            found = re.search(rf"^(def {name}\(|{name} = |\w+ = {name} = )", source,
+            found = re.search(rf"^(def {name}\(|class {name}\(|{name} = |\w+ = {name} = )",
+                              source,
                               re.MULTILINE)
             if not found:
                 unbound.append(f"{module_name}.{name}")
