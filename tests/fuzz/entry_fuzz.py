@@ -388,6 +388,8 @@ def main() -> None:
         finally:
             signal.alarm(0)
         counts[status] += 1
+        if (k + 1) % 250 == 0:
+            print(f"after {k + 1} programs: {dict(counts)}", flush=True)
         if case is not None:
             by_kind[(case.variation, mode, status)] += 1
         if status == "refused":
