@@ -8,8 +8,8 @@ The base commit is checked out into a temporary git worktree; both sides run thi
 checkout's problem definitions (``problems.py``, ``loop_problems.py``), each in a fresh
 process per round (rounds alternate base, current), with its own compile cache, so
 each side compiles its own generated code. Each process reports, per problem, the
-fastest of ``--repeats`` calls of the njit primal and of ``value_and_gradient``; the
-table keeps each side's fastest over the rounds. Written for issue 34's bounds checks
+fastest of ``--repeats`` calls (CPU time) of the njit primal and of
+``value_and_gradient``; the table keeps each side's fastest over the rounds. Written for issue 34's bounds checks
 (the ratios may change by at most 10%).
 """
 
@@ -47,12 +47,14 @@ def _wrt(problem, args: tuple):
 
 
 def _fastest(fn, args: tuple, repeats: int) -> float:
+    """The fastest call in CPU time of this process (every problem runs on one thread:
+    a loaded machine stretches wall time, not this)."""
     fn(*args)
     best = float("inf")
     for _ in range(repeats):
-        start = time.perf_counter()
+        start = time.process_time()
         fn(*args)
-        best = min(best, time.perf_counter() - start)
+        best = min(best, time.process_time() - start)
     return best
 
 
