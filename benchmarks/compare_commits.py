@@ -9,8 +9,8 @@ checkout's problem definitions (``problems.py``, ``loop_problems.py``), each in 
 process per round (rounds alternate base, current), with its own compile cache, so
 each side compiles its own generated code. Each process reports, per problem, the
 fastest of ``--repeats`` calls (CPU time) of the njit primal and of
-``value_and_gradient``; the table keeps each side's fastest over the rounds. Written for issue 34's bounds checks
-(the ratios may change by at most 10%).
+``value_and_gradient``; the table keeps each side's fastest over the rounds. Written
+for issue 34's bounds checks (the ratios may change by at most 10%).
 """
 
 from __future__ import annotations
