@@ -759,7 +759,7 @@ NOT_FLOAT: dict[tuple, dict[str, str]] = {
     (gast.Invert, None): {"a": _INTEGER},
     **{(fn, None): dict.fromkeys(params, _INTERNAL) for fn, params in (
         (runtime.write_back, ("dst", "src")), (runtime.appended, ("items", "value")),
-        (runtime.check_index, ("array", "axis", "index", "location", "function")),
+        (runtime.check_index, ("shape", "axis", "index", "location", "function")),
         (runtime.list_array, ("items",)), (runtime.list_position, ("items", "i")),
         (runtime.list_hstack, ("items",)), (runtime.list_vstack, ("items",)))},
     (runtime.list_concatenate, None): {"items": _INTERNAL, "axis": _CONSTANT},

@@ -42,7 +42,7 @@ import gast
 
 from s2s_ad import runtime
 from s2s_ad.compiler.syntax.annotations import callee_of, set_callee
-from s2s_ad.compiler.syntax.builders import binop, call, const
+from s2s_ad.compiler.syntax.builders import binop, call, const, load, unary
 
 _OPS = {gast.Add: "add", gast.Sub: "sub", gast.Mult: "mul"}
 
@@ -120,7 +120,7 @@ def outermost(name: str, loops: tuple[Loop, ...]) -> int:
 def _outside(name: str, loops: tuple[Loop, ...]) -> Invariant | None:
     """``name``, bound before and not in the innermost loops, as their invariant."""
     reached = outermost(name, loops)
-    return Invariant(reached, gast.Name(name, gast.Load(), None, None)) \
+    return Invariant(reached, load(name)) \
         if reached < len(loops) else None
 
 
@@ -142,7 +142,7 @@ def _plus(offset: gast.expr, op: gast.operator, more: gast.expr) -> gast.expr:
     """``offset op more``, without a zero ``offset``."""
     if isinstance(offset, gast.Constant) and offset.value == 0:
         return more if isinstance(op, gast.Add) else \
-            gast.UnaryOp(gast.USub(), more) if not isinstance(more, gast.Constant) \
+            unary(gast.USub(), more) if not isinstance(more, gast.Constant) \
             else const(-more.value)
     if isinstance(offset, gast.Constant) and isinstance(more, gast.Constant):
         return const(offset.value + more.value if isinstance(op, gast.Add)
@@ -186,13 +186,12 @@ def as_atom(expr: gast.expr, emit: Callable[[str, gast.expr], str]) -> gast.expr
     if isinstance(expr, gast.Constant):
         return const(expr.value)
     if isinstance(expr, gast.Name):
-        return gast.Name(expr.id, gast.Load(), None, None)
+        return load(expr.id)
     if isinstance(expr, gast.UnaryOp):
         operand = as_atom(expr.operand, emit)
-        return gast.Name(emit(f"neg_{stem_of(expr.operand)}",
-                              gast.UnaryOp(gast.USub(), operand)), gast.Load(), None, None)
+        return load(emit(f"neg_{stem_of(expr.operand)}", unary(gast.USub(), operand)))
     value = binop(as_atom(expr.left, emit), expr.op, as_atom(expr.right, emit))
-    return gast.Name(emit(stem_of(expr), value), gast.Load(), None, None)
+    return load(emit(stem_of(expr), value))
 
 
 def stem_of(expr: gast.expr) -> str:

@@ -66,11 +66,16 @@ def _key_name(key) -> str:
     return f"{module}.{name}" + ("" if nargs is None else f"/{nargs}")
 
 
+#: the flags that make a bounds check conditional, which only the bounds stage writes
+#: (tests/compiler/test_bounds.py reads them in generated source and runs them)
+_BOUNDS_FLAGS = {runtime.check_index_unless, runtime.index_in_bounds, runtime.range_in_bounds}
+
+
 def _registered() -> dict:
     """The rules users' code calls (those of the helpers generated gradient code calls,
     which forward mode reads again, are checked in tests/compiler/test_higher_order.py)."""
     return {(callee, nargs): rule for callee, nargs, rule in all_rules()
-            if callee not in GRADIENT_CODE_HELPERS}
+            if callee not in GRADIENT_CODE_HELPERS and callee not in _BOUNDS_FLAGS}
 
 
 def _is_differentiable(key) -> bool:
