@@ -13,7 +13,7 @@ import zlib
 
 import pytest
 
-EVERY = 4
+EVERY = 6
 
 
 def numba_marks(name: str) -> tuple:

@@ -16,6 +16,7 @@ import inspect
 
 import numpy as np
 import pytest
+from numba_sample import numba_marks
 
 import s2s_ad as ad
 from s2s_ad.errors import ArgumentError
@@ -113,9 +114,12 @@ ENTRY_POINTS = {
 }
 
 
-@pytest.mark.parametrize("jit", [False, True], ids=["python", "numba"])
-@pytest.mark.parametrize("entry", ENTRY_POINTS)
-@pytest.mark.parametrize("case", OUT_OF_RANGE)
+# every case and entry point on the Python path; on Numba one pair in four by default (the
+# same every run, tests/numba_sample.py), the others in the slow tier
+@pytest.mark.parametrize(("case", "entry", "jit"), [
+    pytest.param(case, entry, jit, id=f"{case}-{entry}-{'numba' if jit else 'python'}",
+                 marks=numba_marks(f"{case}-{entry}") if jit else ())
+    for case in OUT_OF_RANGE for entry in ENTRY_POINTS for jit in (False, True)])
 def test_an_index_out_of_range_raises_at_the_users_line(case, entry, jit):
     fn, args, (located_in, text), numpy_words = OUT_OF_RANGE[case]
     df = ad.differentiable(fn, jit=jit)

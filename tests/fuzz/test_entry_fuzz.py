@@ -2,7 +2,7 @@
 entry point on the Python path, and a few on the Numba path, from fixed seeds.
 
 Each (variation, mode) pair is checked on the first program of ``S2S_AD_FUZZ_ENTRY_SEED``
-(default 3) that the variation applies to; ``S2S_AD_FUZZ_ENTRY_JIT`` pairs (default 6,
+(default 3) that the variation applies to; ``S2S_AD_FUZZ_ENTRY_JIT`` pairs (default 3,
 spread over the variations) also run with Numba. Larger runs: ``entry_fuzz.py``.
 """
 
@@ -20,7 +20,7 @@ from entry_cases import VARIATIONS  # noqa: E402
 from entry_fuzz import FAILURES, MODES, run_one  # noqa: E402
 
 SEED = int(os.environ.get("S2S_AD_FUZZ_ENTRY_SEED", "3"))
-JIT = int(os.environ.get("S2S_AD_FUZZ_ENTRY_JIT", "6"))
+JIT = int(os.environ.get("S2S_AD_FUZZ_ENTRY_JIT", "3"))
 PAIRS = [(v, m) for v in VARIATIONS for m in MODES]
 # every len(PAIRS) // JIT-th pair, so the Numba ones cover several variations and modes
 JIT_PAIRS = PAIRS[::max(1, len(PAIRS) // JIT)][:JIT] if JIT else []
