@@ -22,6 +22,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "examples"))
 # concurrently ("partially initialized module 'numba.core.types'", an INTERNALERROR
 # that stopped a run). Imported here first, the modules are complete before any report.
 import numba  # noqa: E402, F401
+import pytest  # noqa: E402
 
 import s2s_ad  # noqa: E402, F401
 
@@ -31,7 +32,25 @@ FIRST = ("test_nn.py", "test_kernel_gradients.py", "test_structures.py", "test_f
          "test_numpy_rules.py", "test_rule_semantics.py")
 
 
+# modules whose Numba cases (parameter jit=True) the default run samples as the catalogues
+# do (tests/numba_sample.py): the slow tier runs the others
+SAMPLED_NUMBA = ("test_entry_points.py", "test_ragged_lists.py",
+                 "test_second_order_markers.py", "test_second_order_refusals.py")
+
+
+@pytest.hookimpl(tryfirst=True)  # before -m deselects the slow ones
 def pytest_collection_modifyitems(config, items):
+    from numba_sample import numba_marks
+
+    for item in items:
+        params = getattr(getattr(item, "callspec", None), "params", {})
+        if item.path.name in SAMPLED_NUMBA and params.get("jit") is True:
+            for mark in numba_marks(item.name):
+                item.add_marker(mark)
+    _longest_first(items)
+
+
+def _longest_first(items):
     def rank(item) -> int:
         name = item.path.name
         return FIRST.index(name) if name in FIRST else len(FIRST)

@@ -13,7 +13,7 @@ import zlib
 
 import pytest
 
-EVERY = 6
+EVERY = 8
 
 
 def numba_marks(name: str) -> tuple:

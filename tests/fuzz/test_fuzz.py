@@ -1,7 +1,7 @@
 """The gradient fuzzer as a test: random programs with colliding names, checked by the oracle.
 
 ``S2S_AD_FUZZ_N`` programs (default 90) on the Python path and
-``S2S_AD_FUZZ_JIT`` (default 6) of them also on the Numba path, from a fixed
+``S2S_AD_FUZZ_JIT`` (default 4) of them also on the Numba path, from a fixed
 seed (``S2S_AD_FUZZ_SEED``, default 1), so every run checks the same programs.
 The test fails listing every WRONG and CRASH program (source, arguments,
 expected, got); REFUSED (``NonDifferentiableError``) and SKIP (no smooth
@@ -49,7 +49,7 @@ from struct_oracle import check_struct_program  # noqa: E402
 from struct_programs import struct_program_from_seed  # noqa: E402
 
 N = int(os.environ.get("S2S_AD_FUZZ_N", "90"))
-N_JIT = int(os.environ.get("S2S_AD_FUZZ_JIT", "6"))
+N_JIT = int(os.environ.get("S2S_AD_FUZZ_JIT", "4"))
 SEED = int(os.environ.get("S2S_AD_FUZZ_SEED", "1"))
 STRUCT_N = int(os.environ.get("S2S_AD_FUZZ_STRUCT_N", "60"))
 STRUCT_JIT = int(os.environ.get("S2S_AD_FUZZ_STRUCT_JIT", "5"))

@@ -470,10 +470,10 @@ def _numba_vs_python(members: list[Built]) -> tuple[str, str]:
     return how.path, how.reason
 
 
-# every sixth group in the default run (each rule's Python path is checked above), all
+# every eighth group in the default run (each rule's Python path is checked above), all
 # of them in the slow tier
 @pytest.mark.parametrize("chunk", [pytest.param(*c.values, id=c.id,
-                                                marks=() if k % 6 == 0 else pytest.mark.slow)
+                                                marks=() if k % 8 == 0 else pytest.mark.slow)
                                    for k, c in enumerate(_groups())])
 def test_numba_agrees_with_python(chunk, capsys):
     members = [Built(case, suffix=f"_{i}") for i, (_, case) in enumerate(chunk)]
